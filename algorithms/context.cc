@@ -1,0 +1,119 @@
+#include "algorithms/context.h"
+
+#include "common/datatype.h"
+#include "transports/progress.h"
+
+namespace hostccl {
+
+using transport::MsgKind;
+using transport::MsgTag;
+using transport::Transfer;
+
+Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, const std::atomic<bool>* aborted)
+    : comm_(comm),
+      args_(args),
+      deadline_(deadline),
+      aborted_(aborted),
+      elemSize_(dtypeSize(args.dtype)),
+      reduce_(isReduction(args.type) ? reduceFunction(args.dtype, args.op) : nullptr),
+      sentTo_(comm.size, 0),
+      receivedFrom_(comm.size, 0) {}
+
+ErrorSite Context::site() const {
+    ErrorSite s;
+    s.comm = comm_.name;
+    s.rank = comm_.rank;
+    s.op = collName(args_.type);
+    s.seq = isPointToPoint(args_.type) ? 0 : comm_.seq;
+    return s;
+}
+
+MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
+    MsgTag t;
+    t.kind = MsgKind::Collective;
+    t.coll = args_.type;
+    t.dtype = static_cast<uint8_t>(args_.dtype);
+    t.redop = isReduction(args_.type) ? static_cast<uint8_t>(args_.op) : 0;
+    t.root = hasRoot(args_.type) ? args_.root : 0;
+    t.seq = comm_.seq;
+    t.count = isVariable(args_.type) ? 0 : args_.count;
+    t.index = dir == Transfer::Dir::Send ? sentTo_[peer]++ : receivedFrom_[peer]++;
+    return t;
+}
+
+Transfer& Context::post(uint32_t peer, Transfer::Dir dir) {
+    posted_.emplace_back();
+    Transfer& t = posted_.back();
+    t.dir = dir;
+    t.link = comm_.links[peer];
+    return t;
+}
+
+void Context::send(uint32_t peer, const void* buf, size_t bytes) {
+    Transfer& t = post(peer, Transfer::Dir::Send);
+    t.src = buf;
+    t.bytes = bytes;
+    t.tag = collectiveTag(peer, t.dir);
+    t.link->post(&t);
+}
+
+void Context::recv(uint32_t peer, void* buf, size_t bytes) {
+    Transfer& t = post(peer, Transfer::Dir::Recv);
+    t.dst = buf;
+    t.bytes = bytes;
+    t.tag = collectiveTag(peer, t.dir);
+    t.link->post(&t);
+}
+
+void Context::recvReduce(uint32_t peer, void* dst, const void* local, size_t bytes) {
+    Transfer& t = post(peer, Transfer::Dir::Recv);
+    t.dst = dst;
+    t.local = local;
+    t.bytes = bytes;
+    t.reduce = reduce_;
+    t.elemSize = elemSize_;
+    t.tag = collectiveTag(peer, t.dir);
+    t.link->post(&t);
+}
+
+static MsgTag p2pTag(uint64_t seq, uint64_t count, HcclDataType dtype) {
+    MsgTag t;
+    t.kind = MsgKind::PointToPoint;
+    t.coll = CollType::Send;  // both ends name the pair's traffic the same way
+    t.dtype = static_cast<uint8_t>(dtype);
+    t.seq = seq;
+    t.count = count;
+    return t;
+}
+
+void Context::sendP2p(uint32_t peer, const void* buf, uint64_t count, HcclDataType dtype) {
+    Transfer& t = post(peer, Transfer::Dir::Send);
+    t.src = buf;
+    t.bytes = count * dtypeSize(dtype);
+    t.tag = p2pTag(t.link->nextP2pSendSeq(), count, dtype);
+    t.link->post(&t);
+}
+
+void Context::recvP2p(uint32_t peer, void* buf, uint64_t count, HcclDataType dtype) {
+    Transfer& t = post(peer, Transfer::Dir::Recv);
+    t.dst = buf;
+    t.bytes = count * dtypeSize(dtype);
+    t.tag = p2pTag(t.link->nextP2pRecvSeq(), count, dtype);
+    t.link->post(&t);
+}
+
+HcclResult Context::waitAll() {
+    std::vector<Transfer*> pending;
+    pending.reserve(posted_.size());
+    for (Transfer& t : posted_) pending.push_back(&t);
+    HcclResult rc = transport::waitAll(pending, deadline_, aborted_, site());
+    posted_.clear();
+    return rc;
+}
+
+char* Context::scratch(size_t bytes) {
+    if (comm_.scratch->size() < bytes) comm_.scratch->resize(bytes);
+    return comm_.scratch->data();
+}
+
+}  // namespace hostccl

@@ -1,0 +1,69 @@
+// What an algorithm works with: its rank among `size`, the op's arguments, and
+// non-blocking send / receive / receive-and-reduce to any peer, completed by
+// waitAll(). The context stamps every message with the op's tag so the receiver
+// can check that both sides run the same op.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "algorithms/coll_args.h"
+#include "common/deadline.h"
+#include "common/error.h"
+#include "transports/link.h"
+
+namespace hostccl {
+
+// The communicator as an algorithm sees it.
+struct CommView {
+    uint32_t rank = 0;
+    uint32_t size = 1;
+    uint64_t commId = 0;
+    std::string name;
+    std::vector<transport::Link*> links;  // indexed by peer rank; null for self
+    std::vector<char>* scratch = nullptr;  // grows on demand, owned by the communicator
+    uint64_t seq = 0;                      // this op's collective sequence number
+};
+
+class Context {
+public:
+    Context(const CommView& comm, const CollArgs& args, Deadline deadline, const std::atomic<bool>* aborted);
+
+    uint32_t rank() const { return comm_.rank; }
+    uint32_t size() const { return comm_.size; }
+    const CollArgs& args() const { return args_; }
+    size_t elemSize() const { return elemSize_; }
+    ReduceFn reduceFn() const { return reduce_; }
+    ErrorSite site() const;
+
+    void send(uint32_t peer, const void* buf, size_t bytes);
+    void recv(uint32_t peer, void* buf, size_t bytes);
+    // dst = local (op) incoming, reduced as the data arrives.
+    void recvReduce(uint32_t peer, void* dst, const void* local, size_t bytes);
+    // Point-to-point messages carry their own count and dtype.
+    void sendP2p(uint32_t peer, const void* buf, uint64_t count, HcclDataType dtype);
+    void recvP2p(uint32_t peer, void* buf, uint64_t count, HcclDataType dtype);
+
+    // Waits for everything posted since the last waitAll.
+    HcclResult waitAll();
+
+    // Scratch memory of at least `bytes`, valid until the op ends.
+    char* scratch(size_t bytes);
+
+private:
+    transport::Transfer& post(uint32_t peer, transport::Transfer::Dir dir);
+    transport::MsgTag collectiveTag(uint32_t peer, transport::Transfer::Dir dir);
+
+    const CommView& comm_;
+    const CollArgs& args_;
+    Deadline deadline_;
+    const std::atomic<bool>* aborted_;
+    size_t elemSize_;
+    ReduceFn reduce_;
+    std::deque<transport::Transfer> posted_;  // stable addresses for the links
+    std::vector<uint32_t> sentTo_, receivedFrom_;  // per-peer message index within the op
+};
+
+}  // namespace hostccl

@@ -1,0 +1,25 @@
+#include "algorithms/p2p/send_recv.h"
+
+namespace hostccl {
+
+HcclResult PointToPoint::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    switch (a.type) {
+        case CollType::Send:
+            ctx.sendP2p(a.peer, a.sendBuf, a.count, a.dtype);
+            break;
+        case CollType::Recv:
+            ctx.recvP2p(a.peer, a.recvBuf, a.count, a.dtype);
+            break;
+        default:
+            for (const HcclSendRecvItem& it : a.items) {
+                if (it.sendRecvType == HCCL_SEND)
+                    ctx.sendP2p(it.remoteRank, it.buf, it.count, it.dataType);
+                else
+                    ctx.recvP2p(it.remoteRank, it.buf, it.count, it.dataType);
+            }
+    }
+    return ctx.waitAll();
+}
+
+}  // namespace hostccl

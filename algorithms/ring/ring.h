@@ -1,0 +1,21 @@
+// Ring building blocks (Patarasuk & Yuan): each of n-1 steps moves one block to
+// the next rank while the previous rank's block arrives, so every link carries
+// (n-1)/n of the data and the bandwidth term is optimal.
+#pragma once
+
+#include "algorithms/blocks.h"
+#include "algorithms/context.h"
+
+namespace hostccl {
+
+// Reduce-scatter: afterwards `out` holds the reduction over all ranks of block r
+// (r = this rank) of `in`. When `full` is given (same layout as `in`), partial sums
+// are kept in it (allreduce works in the receive buffer); otherwise they travel
+// through two scratch blocks. Incoming data is reduced on arrival.
+HcclResult ringReduceScatter(Context& ctx, const BlockLayout& blocks, const char* in, char* full, char* out);
+
+// All-gather in place: `buf` (layout `blocks`) holds this rank's block; afterwards
+// it holds every rank's block.
+HcclResult ringAllGather(Context& ctx, const BlockLayout& blocks, char* buf);
+
+}  // namespace hostccl

@@ -1,0 +1,64 @@
+// Ring AllReduce, AllGather(V) and ReduceScatter(V) over the building blocks in ring.cc.
+#include "algorithms/ring/ring_algorithms.h"
+
+#include <cstring>
+
+#include "algorithms/ring/ring.h"
+
+namespace hostccl {
+
+namespace {
+bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
+    auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
+}
+uint64_t total(const BlockLayout& b) {
+    uint64_t end = 0;
+    for (const auto& x : b) end = x.offset + x.count > end ? x.offset + x.count : end;
+    return end;
+}
+}  // namespace
+
+// Reduce-scatter into the receive buffer, then all-gather in place: 2(n-1) steps,
+// 2(n-1)/n of the data over each link, all work inside the receive buffer.
+HcclResult RingAllReduce::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    BlockLayout blocks = evenBlocks(a.count, ctx.size());
+    const char* in = static_cast<const char*>(a.sendBuf);
+    char* buf = static_cast<char*>(a.recvBuf);
+    char* mine = buf + blocks[ctx.rank()].offset * ctx.elemSize();
+    HOSTCCL_CHECK(ringReduceScatter(ctx, blocks, in, buf, mine));
+    return ringAllGather(ctx, blocks, buf);
+}
+
+// Blocks come from the normalised counts/displacements (AllGather: even blocks).
+HcclResult RingAllGather::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    BlockLayout blocks = layoutFrom(a.recvCounts, a.recvDispls);
+    const size_t es = ctx.elemSize();
+    char* buf = static_cast<char*>(a.recvBuf);
+    const Block& own = blocks[ctx.rank()];
+    // memmove: the send buffer may be (part of) the receive buffer (in place).
+    if (a.sendBuf != buf + own.offset * es) std::memmove(buf + own.offset * es, a.sendBuf, own.count * es);
+    return ringAllGather(ctx, blocks, buf);
+}
+
+HcclResult RingReduceScatter::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    BlockLayout blocks = layoutFrom(a.sendCounts, a.sendDispls);
+    const size_t es = ctx.elemSize();
+    const char* in = static_cast<const char*>(a.sendBuf);
+    char* out = static_cast<char*>(a.recvBuf);
+    const Block& own = blocks[ctx.rank()];
+    const size_t outBytes = own.count * es;
+    // The result may land on the rank's own input block (in place), but anywhere
+    // else inside the input would overwrite blocks still to be sent: go via scratch.
+    bool aliased = overlaps(out, outBytes, in, total(blocks) * es) && out != in + own.offset * es;
+    if (!aliased) return ringReduceScatter(ctx, blocks, in, nullptr, out);
+    std::vector<char> tmp(outBytes);
+    HOSTCCL_CHECK(ringReduceScatter(ctx, blocks, in, nullptr, tmp.data()));
+    std::memcpy(out, tmp.data(), outBytes);
+    return HCCL_SUCCESS;
+}
+
+}  // namespace hostccl

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "algorithms/algorithm.h"
+
+namespace hostccl {
+
+class RingAllReduce final : public Algorithm {
+public:
+    const char* name() const override { return "ring"; }
+    HcclResult run(Context& ctx) const override;
+};
+
+class RingAllGather final : public Algorithm {
+public:
+    const char* name() const override { return "ring"; }
+    HcclResult run(Context& ctx) const override;
+};
+
+class RingReduceScatter final : public Algorithm {
+public:
+    const char* name() const override { return "ring"; }
+    HcclResult run(Context& ctx) const override;
+};
+
+}  // namespace hostccl

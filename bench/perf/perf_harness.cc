@@ -1,0 +1,209 @@
+#include "bench/perf/perf_harness.h"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <cstdio>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "common/datatype.h"
+
+namespace hostccl::perf {
+
+namespace {
+
+uint64_t parseSize(const std::string& s) {
+    size_t pos = 0;
+    double v = std::stod(s, &pos);
+    char unit = pos < s.size() ? static_cast<char>(std::toupper(s[pos])) : 0;
+    double mul = unit == 'K' ? 1024.0 : unit == 'M' ? 1048576.0 : unit == 'G' ? 1073741824.0 : 1.0;
+    return static_cast<uint64_t>(v * mul);
+}
+
+HcclDataType parseType(const std::string& s) {
+    static const std::map<std::string, HcclDataType> names = {
+        {"int8", HCCL_DATA_TYPE_INT8},   {"uint8", HCCL_DATA_TYPE_UINT8},   {"int16", HCCL_DATA_TYPE_INT16},
+        {"uint16", HCCL_DATA_TYPE_UINT16}, {"int32", HCCL_DATA_TYPE_INT32}, {"uint32", HCCL_DATA_TYPE_UINT32},
+        {"int64", HCCL_DATA_TYPE_INT64}, {"uint64", HCCL_DATA_TYPE_UINT64}, {"fp16", HCCL_DATA_TYPE_FP16},
+        {"half", HCCL_DATA_TYPE_FP16},   {"fp32", HCCL_DATA_TYPE_FP32},     {"float", HCCL_DATA_TYPE_FP32},
+        {"fp64", HCCL_DATA_TYPE_FP64},   {"double", HCCL_DATA_TYPE_FP64},   {"bfp16", HCCL_DATA_TYPE_BFP16},
+        {"bf16", HCCL_DATA_TYPE_BFP16},  {"int128", HCCL_DATA_TYPE_INT128}};
+    auto it = names.find(s);
+    if (it == names.end()) throw CLI::ValidationError("-d", "unknown data type " + s);
+    return it->second;
+}
+
+HcclReduceOp parseOp(const std::string& s) {
+    if (s == "sum") return HCCL_REDUCE_SUM;
+    if (s == "prod") return HCCL_REDUCE_PROD;
+    if (s == "max") return HCCL_REDUCE_MAX;
+    if (s == "min") return HCCL_REDUCE_MIN;
+    throw CLI::ValidationError("-o", "unknown reduce op " + s);
+}
+
+struct Row {
+    double us[2] = {0, 0};
+    uint64_t wrong[2] = {0, 0};
+    bool failed = false;
+};
+
+// One rank's share of one size: out-of-place then in-place, each timed over
+// `iters` calls between two events, then verified once with fresh inputs.
+struct RankRunner {
+    const PerfOp& op;
+    const PerfOptions& o;
+    HcclComm comm;
+    aclrtStream stream;
+    uint32_t rank, n;
+
+    void measure(uint64_t count, bool inPlace, double* us, uint64_t* wrong, bool* failed) {
+        const size_t es = dtypeSize(o.dtype);
+        uint64_t sendN = std::max<uint64_t>(op.sendElems(count, n), 1), recvN = std::max<uint64_t>(op.recvElems(count, n), 1);
+        void *send = nullptr, *recv = nullptr;
+        aclrtMalloc(&send, std::max(sendN, inPlace ? recvN : 0) * es, ACL_MEM_MALLOC_HUGE_FIRST);
+        aclrtMalloc(&recv, recvN * es, ACL_MEM_MALLOC_HUGE_FIRST);
+        Buffers b{send, inPlace ? send : recv, count};
+        aclrtEvent start, stop;
+        aclrtCreateEvent(&start);
+        aclrtCreateEvent(&stop);
+        HcclResult rc = HCCL_SUCCESS;
+        op.fill(send, count, rank, o);
+        for (int i = 0; i < o.warmup && rc == HCCL_SUCCESS; ++i) rc = op.call(b, o, comm, stream);
+        aclrtRecordEvent(start, stream);
+        for (int i = 0; i < o.iters && rc == HCCL_SUCCESS; ++i) rc = op.call(b, o, comm, stream);
+        aclrtRecordEvent(stop, stream);
+        int sync = aclrtSynchronizeStream(stream);
+        float ms = 0;
+        aclrtEventElapsedTime(&ms, start, stop);
+        *us = o.iters > 0 ? ms * 1000.0 / o.iters : 0;
+        if (rc == HCCL_SUCCESS && sync == 0 && o.check) {
+            op.fill(send, count, rank, o);
+            rc = op.call(b, o, comm, stream);
+            sync = aclrtSynchronizeStream(stream);
+            *wrong = op.verify(b.recv, count, rank, o);
+        }
+        *failed = rc != HCCL_SUCCESS || sync != 0;
+        aclrtDestroyEvent(start);
+        aclrtDestroyEvent(stop);
+        aclrtFree(send);
+        aclrtFree(recv);
+    }
+};
+
+void printHeader(const PerfOp& op, const PerfOptions& o) {
+    std::printf("# hostccl %s: nranks %u minBytes %lu maxBytes %lu step: %g(%s) warmup iters: %d iters: %d validation: %d\n",
+                op.name, o.nranks, (unsigned long)o.minBytes, (unsigned long)o.maxBytes,
+                o.stepFactor > 1 ? o.stepFactor : double(o.stepBytes), o.stepFactor > 1 ? "factor" : "bytes", o.warmup,
+                o.iters, o.check);
+    std::printf("#\n# %10s  %12s  %8s  %6s  %6s  %30s  %30s\n", "", "", "", "", "", "out-of-place", "in-place");
+    std::printf("# %10s  %12s  %8s  %6s  %6s  %9s %8s %8s %5s %9s %8s %8s %5s\n", "size", "count", "type", "redop",
+                "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    std::printf("# %10s  %12s  %8s  %6s  %6s  %9s %8s %8s %5s %9s %8s %8s %5s\n", "(B)", "(elements)", "", "", "",
+                "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+}
+
+std::vector<uint64_t> sweep(const PerfOptions& o) {
+    std::vector<uint64_t> sizes;
+    for (uint64_t s = o.minBytes; s <= o.maxBytes;) {
+        sizes.push_back(s);
+        uint64_t next = o.stepFactor > 1 ? static_cast<uint64_t>(double(s) * o.stepFactor) : s + o.stepBytes;
+        if (next <= s) break;
+        s = next;
+    }
+    return sizes;
+}
+
+}  // namespace
+
+int runPerf(const PerfOp& op, int argc, char** argv) {
+    PerfOptions o;
+    CLI::App app{std::string("hostccl ") + op.name + " benchmark (nccl-tests style)"};
+    std::string minB = "32M", maxB = "32M", step = "1M", dtype = "float", redop = "sum";
+    app.add_option("-b,--minbytes", minB, "smallest size (K/M/G suffixes)");
+    app.add_option("-e,--maxbytes", maxB, "largest size");
+    app.add_option("-i,--stepbytes", step, "additive step");
+    app.add_option("-f,--stepfactor", o.stepFactor, "multiplicative step (> 1)");
+    app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::NonNegativeNumber);
+    app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber);
+    app.add_option("-c,--check", o.check, "verify results (0/1)");
+    app.add_option("-d,--datatype", dtype, "data type");
+    app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");
+    app.add_option("-r,--root", o.root, "root rank")->check(CLI::NonNegativeNumber);
+    app.add_option("-p,--nranks", o.nranks, "local ranks to start (threads)")->check(CLI::Range(1u, 64u));
+    try {
+        app.parse(argc, argv);
+        o.minBytes = parseSize(minB);
+        o.maxBytes = parseSize(maxB);
+        o.stepBytes = parseSize(step);
+        o.dtype = parseType(dtype);
+        o.op = parseOp(redop);
+        if (o.minBytes > o.maxBytes) throw CLI::ValidationError("-b", "minbytes exceeds maxbytes");
+        if (o.root >= int(o.nranks)) throw CLI::ValidationError("-r", "root must be below the rank count");
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+
+    std::vector<HcclComm> comms(o.nranks);
+    std::vector<int32_t> devices(o.nranks);
+    for (uint32_t i = 0; i < o.nranks; ++i) devices[i] = int32_t(i);
+    if (HcclResult rc = HcclCommInitAll(o.nranks, devices.data(), comms.data()); rc != HCCL_SUCCESS) {
+        std::fprintf(stderr, "HcclCommInitAll failed: %s\n", HcclGetErrorString(rc));
+        return 1;
+    }
+    printHeader(op, o);
+    const std::vector<uint64_t> sizes = sweep(o);
+    std::vector<std::vector<Row>> rows(sizes.size(), std::vector<Row>(o.nranks));
+    std::vector<std::thread> threads;
+    for (uint32_t r = 0; r < o.nranks; ++r) {
+        threads.emplace_back([&, r] {
+            aclrtSetDevice(int32_t(r));
+            aclrtStream stream;
+            aclrtCreateStream(&stream);
+            RankRunner runner{op, o, comms[r], stream, r, o.nranks};
+            for (size_t s = 0; s < sizes.size(); ++s) {
+                uint64_t count = op.countFor(sizes[s] / dtypeSize(o.dtype), o.nranks);
+                for (int ip = 0; ip < 2; ++ip) runner.measure(count, ip == 1, &rows[s][r].us[ip], &rows[s][r].wrong[ip], &rows[s][r].failed);
+            }
+            aclrtDestroyStream(stream);
+        });
+    }
+    for (auto& t : threads) t.join();
+
+    bool anyWrong = false;
+    double busSum = 0;
+    for (size_t s = 0; s < sizes.size(); ++s) {
+        uint64_t count = op.countFor(sizes[s] / dtypeSize(o.dtype), o.nranks);
+        uint64_t bytes = std::max(op.sendElems(count, o.nranks), op.recvElems(count, o.nranks)) * dtypeSize(o.dtype);
+        std::printf("  %10lu  %12lu  %8s  %6s  %6d", (unsigned long)bytes, (unsigned long)count, dtypeName(o.dtype),
+                    op.reduces ? reduceOpName(o.op) : "none", op.hasRoot ? o.root : -1);
+        for (int ip = 0; ip < 2; ++ip) {
+            double us = 0;
+            uint64_t wrong = 0;
+            bool failed = false;
+            for (const Row& row : rows[s]) {  // the slowest rank sets the time
+                us = std::max(us, row.us[ip]);
+                wrong += row.wrong[ip];
+                failed |= row.failed;
+            }
+            double algbw = us > 0 ? double(bytes) / us / 1e3 : 0, busbw = algbw * op.busFactor(o.nranks);
+            if (ip == 1) busSum += busbw;
+            anyWrong |= wrong > 0 || failed;
+            if (failed)
+                std::printf("  %9s %8s %8s %5s", "error", "-", "-", "-");
+            else
+                std::printf("  %9.2f %8.2f %8.2f %5lu", us, algbw, busbw, (unsigned long)wrong);
+        }
+        std::printf("\n");
+    }
+    for (HcclComm c : comms) HcclCommDestroy(c);
+    std::printf("# Out of bounds values : %s\n", anyWrong ? "FAILED" : "0 OK");
+    std::printf("# Avg bus bandwidth    : %g \n#\n", sizes.empty() ? 0.0 : busSum / double(sizes.size()));
+    return anyWrong ? 1 : 0;
+}
+
+}  // namespace hostccl::perf

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hostccl needs to build and test. Idempotent: packages
+# already present are not reinstalled, so a warm machine spends no time here.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libspdlog-dev libfmt-dev         # logging
+  libhwloc-dev                     # topology (cores, NUMA)
+  nlohmann-json3-dev               # rank tables, traces
+  libgtest-dev libgmock-dev        # tests
+  libbenchmark-dev                 # micro-benchmarks
+  libcli11-dev                     # command lines of the tools
+  iproute2                         # network-namespace tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+echo "setup-deps: installing ${missing[*]}"
+$sudo_cmd apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

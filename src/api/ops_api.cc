@@ -1,0 +1,364 @@
+// Operator entry points of the HCCL C API: validate, normalise to CollArgs,
+// enqueue on the stream. Nothing runs on the caller's thread.
+#include "api/validate.h"
+#include "common/datatype.h"
+#include "hccl/hccl.h"
+
+using namespace hostccl;
+using namespace hostccl::api;
+
+namespace {
+
+// Common prologue: live communicator and stream.
+HcclResult begin(HcclComm comm, aclrtStream stream, const char* fn, Communicator** c, runtime::Stream** s) {
+    HOSTCCL_CHECK(checkComm(comm, fn, c));
+    return checkStream(stream, fn, s);
+}
+
+void logEntry(const char* fn, const Communicator& c, const CollArgs& a) {
+    if (!log::entryLogEnabled()) return;
+    log::info("{}(comm={}, rank={}, send={}, recv={}, count={}, dtype={}, op={}, root={}, peer={})", fn, c.name(),
+              c.rank(), a.sendBuf, a.recvBuf, a.count, dtypeName(a.dtype), reduceOpName(a.op), a.root, a.peer);
+}
+
+HcclResult submit(const char* fn, Communicator* c, runtime::Stream* s, CollArgs args) {
+    logEntry(fn, *c, args);
+    return enqueue(c, s, std::move(args));
+}
+
+std::vector<uint64_t> uniform(uint32_t n, uint64_t value) { return std::vector<uint64_t>(n, value); }
+std::vector<uint64_t> strided(uint32_t n, uint64_t stride) {
+    std::vector<uint64_t> v(n);
+    for (uint32_t i = 0; i < n; ++i) v[i] = i * stride;
+    return v;
+}
+
+// Per-rank counts/displacements from the user's arrays; each block must stay
+// addressable (displacement + count without overflow).
+HcclResult readLayout(const void* counts, const void* displs, uint32_t n, HcclDataType dtype, const char* fn,
+                      const char* what, std::vector<uint64_t>* outCounts, std::vector<uint64_t>* outDispls) {
+    if (counts == nullptr || displs == nullptr) return fail(HCCL_E_PTR, "{}: {} counts or displacements are NULL", fn, what);
+    const auto* c = static_cast<const uint64_t*>(counts);
+    const auto* d = static_cast<const uint64_t*>(displs);
+    const uint64_t limit = UINT64_MAX / dtypeSize(dtype);
+    for (uint32_t i = 0; i < n; ++i) {
+        if (c[i] > limit || d[i] > limit - c[i])
+            return fail(HCCL_E_PARA, "{}: {} block {} (count {}, displacement {}) overflows", fn, what, i, c[i], d[i]);
+    }
+    outCounts->assign(c, c + n);
+    outDispls->assign(d, d + n);
+    return HCCL_SUCCESS;
+}
+
+uint64_t extent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs) {
+    uint64_t end = 0;
+    for (size_t i = 0; i < counts.size(); ++i)
+        if (counts[i] > 0) end = std::max(end, displs[i] + counts[i]);
+    return end;
+}
+
+}  // namespace
+
+extern "C" {
+
+HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                         HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclAllReduce";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkReduction(dataType, op, fn));
+    HOSTCCL_CHECK(checkBuffer(sendBuf, count, 1, dataType, true, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, count, 1, dataType, true, fn, "recvBuf"));
+    CollArgs a;
+    a.type = CollType::AllReduce;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.count = count;
+    a.dtype = dataType;
+    a.op = op;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
+                         aclrtStream stream) {
+    const char* fn = "HcclBroadcast";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    HOSTCCL_CHECK(checkRank(root, *c, fn, "root"));
+    HOSTCCL_CHECK(checkBuffer(buf, count, 1, dataType, false, fn, "buf"));
+    CollArgs a;
+    a.type = CollType::Broadcast;
+    a.sendBuf = buf;
+    a.recvBuf = buf;
+    a.count = count;
+    a.dtype = dataType;
+    a.root = root;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
+                      uint32_t root, HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclReduce";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkReduction(dataType, op, fn));
+    HOSTCCL_CHECK(checkRank(root, *c, fn, "root"));
+    HOSTCCL_CHECK(checkBuffer(sendBuf, count, 1, dataType, true, fn, "sendBuf"));
+    if (c->rank() == root) HOSTCCL_CHECK(checkBuffer(recvBuf, count, 1, dataType, true, fn, "recvBuf"));
+    CollArgs a;
+    a.type = CollType::Reduce;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.count = count;
+    a.dtype = dataType;
+    a.op = op;
+    a.root = root;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType, HcclComm comm,
+                         aclrtStream stream) {
+    const char* fn = "HcclAllGather";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    HOSTCCL_CHECK(checkBuffer(sendBuf, sendCount, 1, dataType, false, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, sendCount, c->size(), dataType, false, fn, "recvBuf"));
+    CollArgs a;
+    a.type = CollType::AllGather;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.count = sendCount;
+    a.dtype = dataType;
+    a.recvCounts = uniform(c->size(), sendCount);
+    a.recvDispls = strided(c->size(), sendCount);
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, const void* recvCounts,
+                          const void* recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclAllGatherV";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    CollArgs a;
+    HOSTCCL_CHECK(readLayout(recvCounts, recvDispls, c->size(), dataType, fn, "receive", &a.recvCounts, &a.recvDispls));
+    if (a.recvCounts[c->rank()] != sendCount)
+        return fail(HCCL_E_PARA, c->site(fn), "recvCounts[{}] = {} differs from sendCount {}", c->rank(),
+                    a.recvCounts[c->rank()], sendCount);
+    HOSTCCL_CHECK(checkBuffer(sendBuf, sendCount, 1, dataType, false, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, extent(a.recvCounts, a.recvDispls), 1, dataType, false, fn, "recvBuf"));
+    a.type = CollType::AllGatherV;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.dtype = dataType;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                             HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclReduceScatter";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkReduction(dataType, op, fn));
+    HOSTCCL_CHECK(checkBuffer(sendBuf, recvCount, c->size(), dataType, true, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, recvCount, 1, dataType, true, fn, "recvBuf"));
+    CollArgs a;
+    a.type = CollType::ReduceScatter;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.count = recvCount;
+    a.dtype = dataType;
+    a.op = op;
+    a.sendCounts = uniform(c->size(), recvCount);
+    a.sendDispls = strided(c->size(), recvCount);
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls, void* recvBuf,
+                              uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                              aclrtStream stream) {
+    const char* fn = "HcclReduceScatterV";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkReduction(dataType, op, fn));
+    CollArgs a;
+    HOSTCCL_CHECK(readLayout(sendCounts, sendDispls, c->size(), dataType, fn, "send", &a.sendCounts, &a.sendDispls));
+    if (a.sendCounts[c->rank()] != recvCount)
+        return fail(HCCL_E_PARA, c->site(fn), "sendCounts[{}] = {} differs from recvCount {}", c->rank(),
+                    a.sendCounts[c->rank()], recvCount);
+    if (sendBuf == recvBuf && recvCount > 0) return fail(HCCL_E_PARA, c->site(fn), "sendBuf and recvBuf must differ");
+    HOSTCCL_CHECK(checkBuffer(sendBuf, extent(a.sendCounts, a.sendDispls), 1, dataType, true, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, recvCount, 1, dataType, true, fn, "recvBuf"));
+    a.type = CollType::ReduceScatterV;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.dtype = dataType;
+    a.op = op;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root,
+                       HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclScatter";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    HOSTCCL_CHECK(checkRank(root, *c, fn, "root"));
+    if (c->rank() == root) HOSTCCL_CHECK(checkBuffer(sendBuf, recvCount, c->size(), dataType, false, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, recvCount, 1, dataType, false, fn, "recvBuf"));
+    CollArgs a;
+    a.type = CollType::Scatter;
+    a.sendBuf = sendBuf;
+    a.recvBuf = recvBuf;
+    a.count = recvCount;
+    a.dtype = dataType;
+    a.root = root;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
+                    aclrtStream stream) {
+    const char* fn = "HcclSend";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    HOSTCCL_CHECK(checkRank(destRank, *c, fn, "destRank"));
+    if (destRank == c->rank()) return fail(HCCL_E_PARA, c->site(fn), "destRank {} is this rank", destRank);
+    HOSTCCL_CHECK(checkBuffer(sendBuf, count, 1, dataType, false, fn, "sendBuf"));
+    CollArgs a;
+    a.type = CollType::Send;
+    a.sendBuf = sendBuf;
+    a.count = count;
+    a.dtype = dataType;
+    a.peer = destRank;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
+                    aclrtStream stream) {
+    const char* fn = "HcclRecv";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    HOSTCCL_CHECK(checkRank(srcRank, *c, fn, "srcRank"));
+    if (srcRank == c->rank()) return fail(HCCL_E_PARA, c->site(fn), "srcRank {} is this rank", srcRank);
+    HOSTCCL_CHECK(checkBuffer(recvBuf, count, 1, dataType, false, fn, "recvBuf"));
+    CollArgs a;
+    a.type = CollType::Recv;
+    a.recvBuf = recvBuf;
+    a.count = count;
+    a.dtype = dataType;
+    a.peer = srcRank;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclBatchSendRecv";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    if (itemNum > 0 && sendRecvInfo == nullptr) return fail(HCCL_E_PTR, c->site(fn), "sendRecvInfo is NULL");
+    for (uint32_t i = 0; i < itemNum; ++i) {
+        const HcclSendRecvItem& it = sendRecvInfo[i];
+        if (it.sendRecvType != HCCL_SEND && it.sendRecvType != HCCL_RECV)
+            return fail(HCCL_E_PARA, c->site(fn), "item {}: sendRecvType {} is neither HCCL_SEND nor HCCL_RECV", i,
+                        static_cast<int>(it.sendRecvType));
+        HOSTCCL_CHECK(checkType(it.dataType, fn));
+        HOSTCCL_CHECK(checkRank(it.remoteRank, *c, fn, "remoteRank"));
+        if (it.remoteRank == c->rank()) return fail(HCCL_E_PARA, c->site(fn), "item {}: remoteRank is this rank", i);
+        HOSTCCL_CHECK(checkBuffer(it.buf, it.count, 1, it.dataType, false, fn, "item buf"));
+    }
+    CollArgs a;
+    a.type = CollType::BatchSendRecv;
+    a.items.assign(sendRecvInfo, sendRecvInfo + itemNum);
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls, HcclDataType sendType,
+                         const void* recvBuf, const void* recvCounts, const void* rdispls, HcclDataType recvType,
+                         HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclAlltoAllV";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(sendType, fn));
+    HOSTCCL_CHECK(checkType(recvType, fn));
+    if (sendType != recvType)
+        return fail(HCCL_E_PARA, c->site(fn), "sendType {} differs from recvType {}", dtypeName(sendType), dtypeName(recvType));
+    CollArgs a;
+    HOSTCCL_CHECK(readLayout(sendCounts, sdispls, c->size(), sendType, fn, "send", &a.sendCounts, &a.sendDispls));
+    HOSTCCL_CHECK(readLayout(recvCounts, rdispls, c->size(), recvType, fn, "receive", &a.recvCounts, &a.recvDispls));
+    HOSTCCL_CHECK(checkBuffer(sendBuf, extent(a.sendCounts, a.sendDispls), 1, sendType, false, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, extent(a.recvCounts, a.recvDispls), 1, recvType, false, fn, "recvBuf"));
+    if (sendBuf == recvBuf && extent(a.recvCounts, a.recvDispls) > 0)
+        return fail(HCCL_E_PARA, c->site(fn), "sendBuf and recvBuf must differ");
+    a.type = CollType::AlltoAllV;
+    a.sendBuf = sendBuf;
+    a.recvBuf = const_cast<void*>(recvBuf);
+    a.dtype = sendType;
+    return submit(fn, c, s, std::move(a));
+}
+
+HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType, const void* recvBuf,
+                        uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclAlltoAll";
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(checkComm(comm, fn, &c));
+    if (sendCount != recvCount)
+        return fail(HCCL_E_PARA, c->site(fn), "sendCount {} differs from recvCount {}", sendCount, recvCount);
+    const uint32_t n = c->size();
+    if (sendCount > UINT64_MAX / n) return fail(HCCL_E_PARA, c->site(fn), "sendCount {} x {} ranks overflows", sendCount, n);
+    std::vector<uint64_t> counts = uniform(n, sendCount), displs = strided(n, sendCount);
+    return HcclAlltoAllV(sendBuf, counts.data(), displs.data(), sendType, recvBuf, counts.data(), displs.data(),
+                         recvType, comm, stream);
+}
+
+HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType, const void* recvBuf,
+                          HcclDataType recvType, HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclAlltoAllVC";
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(checkComm(comm, fn, &c));
+    if (sendCountMatrix == nullptr) return fail(HCCL_E_PTR, c->site(fn), "sendCountMatrix is NULL");
+    // Row i of the matrix is what rank i sends to each rank; blocks are packed
+    // densely in peer order on both sides.
+    const auto* m = static_cast<const uint64_t*>(sendCountMatrix);
+    const uint32_t n = c->size(), me = c->rank();
+    std::vector<uint64_t> sc(n), sd(n), rc(n), rd(n);
+    uint64_t sOff = 0, rOff = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+        sc[j] = m[uint64_t(me) * n + j];
+        rc[j] = m[uint64_t(j) * n + me];
+        sd[j] = sOff;
+        rd[j] = rOff;
+        if (sc[j] > UINT64_MAX - sOff || rc[j] > UINT64_MAX - rOff)
+            return fail(HCCL_E_PARA, c->site(fn), "sendCountMatrix totals overflow");
+        sOff += sc[j];
+        rOff += rc[j];
+    }
+    return HcclAlltoAllV(sendBuf, sc.data(), sd.data(), sendType, recvBuf, rc.data(), rd.data(), recvType, comm, stream);
+}
+
+HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
+    const char* fn = "HcclBarrier";
+    Communicator* c;
+    runtime::Stream* s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    CollArgs a;
+    a.type = CollType::Barrier;
+    a.dtype = HCCL_DATA_TYPE_INT8;
+    return submit(fn, c, s, std::move(a));
+}
+
+}  // extern "C"

@@ -1,0 +1,27 @@
+// Argument checks shared by the C entry points. Each returns the precise
+// HcclResult and logs which argument of which call was wrong; nothing is changed
+// when a check fails.
+#pragma once
+
+#include "algorithms/coll_args.h"
+#include "common/error.h"
+#include "core/communicator.h"
+#include "runtime/stream.h"
+
+namespace hostccl::api {
+
+HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out);
+HcclResult checkStream(aclrtStream stream, const char* fn, runtime::Stream** out);
+// dtype valid; for reductions also op valid and (dtype, op) reducible.
+HcclResult checkType(HcclDataType dtype, const char* fn);
+HcclResult checkReduction(HcclDataType dtype, HcclReduceOp op, const char* fn);
+// `count` elements of `dtype` times `blocks` must fit in 64 bits; the buffer must
+// be non-NULL when anything is to be moved, and element-aligned when `aligned`.
+HcclResult checkBuffer(const void* buf, uint64_t count, uint64_t blocks, HcclDataType dtype, bool aligned,
+                       const char* fn, const char* name);
+HcclResult checkRank(uint32_t rank, const Communicator& c, const char* fn, const char* name);
+
+// Queues `args` on `stream`; the op runs on the stream's thread.
+HcclResult enqueue(Communicator* c, runtime::Stream* stream, CollArgs args);
+
+}  // namespace hostccl::api

@@ -1,0 +1,100 @@
+#include "common/env.h"
+
+#include <cassert>
+#include <cstdlib>
+#include <cstring>
+
+#include "common/log.h"
+
+namespace hostccl::env {
+
+const std::vector<Var>& registry() {
+    // Never destroyed: user objects destroyed at exit may still call into the library.
+    static const std::vector<Var>& vars = *new std::vector<Var>{
+        // Logging.
+        {"ASCEND_GLOBAL_LOG_LEVEL", "3", "Log level as in CANN: 0 debug, 1 info, 2 warning, 3 error, 4 off."},
+        {"HOSTCCL_LOG_LEVEL", "", "Log level by name (trace, debug, info, warn, error, off); wins over ASCEND_GLOBAL_LOG_LEVEL."},
+        {"HCCL_ENTRY_LOG_ENABLE", "0", "1 logs every HCCL API call with its arguments at info level."},
+        // Timeouts.
+        {"HCCL_CONNECT_TIMEOUT", "120", "Seconds allowed for every connect, accept and the bootstrap exchange."},
+        {"HCCL_EXEC_TIMEOUT", "1836", "Seconds any wait inside an operator may take (0 = no limit). Config hcclExecTimeOut wins."},
+        // Bootstrap and network.
+        {"HCCL_IF_IP", "", "IP address this process advertises and the root listens on."},
+        {"HCCL_SOCKET_IFNAME", "", "Interface selection: prefixes, ^prefix to exclude, =name exact, ^=name exclude exact."},
+        {"HCCL_IF_BASE_PORT", "", "First port the root-info listener tries (it scans 32 ports from there); unset = any free port."},
+        {"HOSTCCL_RANKTABLE_PORT", "16666", "Rendezvous port of a rank table whose rank 0 has neither host_port nor device_port."},
+        {"HCCL_BUFFSIZE", "200", "Per-communicator staging size in MB. Config hcclBufferSize wins."},
+        {"HCCL_DETERMINISTIC", "false", "true/strict: reductions in a fixed order. Config hcclDeterministic wins."},
+        {"HCCL_ALGO", "", "Algorithm override in HCCL syntax (parsed by the selector; stored for now)."},
+        // Host runtime shim.
+        {"HOSTCCL_DEVICE_COUNT", "8", "Number of logical devices aclrtGetDeviceCount reports."},
+        // Topology and transports.
+        {"HOSTCCL_HOST_ID", "", "Overrides this process's host identity, to emulate several hosts on one machine."},
+        {"HOSTCCL_TRANSPORT", "auto", "auto picks per peer; tcp forces TCP between every pair (testing)."},
+        {"HOSTCCL_TCP_CHUNK_BYTES", "262144", "Bytes a TCP receive reduces at a time when it reduces on arrival."},
+    };
+    return vars;
+}
+
+static const Var* find(const char* name) {
+    for (const auto& v : registry()) {
+        if (std::strcmp(v.name, name) == 0) return &v;
+    }
+    return nullptr;
+}
+
+std::optional<std::string> raw(const char* name) {
+    assert(find(name) != nullptr && "environment variable missing from the registry");
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return std::nullopt;
+    return std::string(v);
+}
+
+std::string getString(const char* name) {
+    auto v = raw(name);
+    if (v) return *v;
+    const Var* var = find(name);
+    return var ? var->defaultValue : "";
+}
+
+static std::optional<int64_t> parseInt(const std::string& s) {
+    if (s.empty()) return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(s.c_str(), &end, 10);
+    if (errno != 0 || end == s.c_str() || *end != '\0') return std::nullopt;
+    return x;
+}
+
+int64_t getInt(const char* name, int64_t min, int64_t max) {
+    const Var* var = find(name);
+    int64_t fallback = var ? parseInt(var->defaultValue).value_or(0) : 0;
+    auto v = raw(name);
+    if (!v) return fallback;
+    auto x = parseInt(*v);
+    if (!x || *x < min || *x > max) {
+        log::warn("environment: {}='{}' is not an integer in [{}, {}]; using {}", name, *v, min, max, fallback);
+        return fallback;
+    }
+    return *x;
+}
+
+bool getBool(const char* name) {
+    std::string v = getString(name);
+    for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (v == "1" || v == "true" || v == "on" || v == "yes") return true;
+    if (v == "0" || v == "false" || v == "off" || v == "no" || v.empty()) return false;
+    log::warn("environment: {}='{}' is not a boolean; treating it as false", name, v);
+    return false;
+}
+
+std::vector<std::string> setVariables() {
+    std::vector<std::string> out;
+    for (const auto& v : registry()) {
+        const char* value = std::getenv(v.name);
+        if (value != nullptr && *value != '\0') out.push_back(std::string(v.name) + "=" + value);
+    }
+    return out;
+}
+
+}  // namespace hostccl::env

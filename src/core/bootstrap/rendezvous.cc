@@ -1,0 +1,249 @@
+#include "core/bootstrap/rendezvous.h"
+
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/env.h"
+#include "common/log.h"
+#include "core/net/handshake.h"
+
+namespace hostccl::bootstrap {
+
+namespace {
+
+constexpr auto kStepTimeout = std::chrono::milliseconds(3000);  // per-connection handshake bound
+
+struct WireEntry {
+    uint32_t rank;
+    uint32_t nRanks;
+    char ip[64];
+    uint16_t port;
+    uint16_t reserved;
+    int32_t device;
+    uint32_t pid;
+    uint32_t reserved2;
+    char hostId[176];
+};
+static_assert(sizeof(WireEntry) == 264, "wire layout");
+
+struct WireStatus {
+    uint32_t code;  // HcclResult
+    char reason[124];
+};
+
+WireEntry toWire(const PeerInfo& p, uint32_t nRanks) {
+    WireEntry w{};
+    w.rank = p.rank;
+    w.nRanks = nRanks;
+    std::strncpy(w.ip, p.ip.c_str(), sizeof w.ip - 1);
+    w.port = p.port;
+    w.device = p.device;
+    w.pid = p.pid;
+    std::strncpy(w.hostId, p.hostId.c_str(), sizeof w.hostId - 1);
+    return w;
+}
+
+PeerInfo fromWire(const WireEntry& w) {
+    PeerInfo p;
+    p.rank = w.rank;
+    p.ip = std::string(w.ip, strnlen(w.ip, sizeof w.ip));
+    p.port = w.port;
+    p.device = w.device;
+    p.pid = w.pid;
+    p.hostId = std::string(w.hostId, strnlen(w.hostId, sizeof w.hostId));
+    return p;
+}
+
+WireStatus status(HcclResult code, const std::string& reason) {
+    WireStatus s{};
+    s.code = code;
+    std::strncpy(s.reason, reason.c_str(), sizeof s.reason - 1);
+    return s;
+}
+
+net::Fd bindServer(const RendezvousSpec& spec, std::string* err) {
+    if (spec.port != 0) return net::listenTcp(spec.bindIp, spec.port, err);
+    int64_t base = env::getInt("HCCL_IF_BASE_PORT", 0, 65520);
+    if (base == 0) return net::listenTcp(spec.bindIp, 0, err);
+    for (int64_t p = base; p < base + 32; ++p) {  // HCCL reserves 32 ports from the base
+        net::Fd fd = net::listenTcp(spec.bindIp, static_cast<uint16_t>(p), err);
+        if (fd.valid()) return fd;
+    }
+    return net::Fd();
+}
+
+// The server's state for one rendezvous. The accept loop hands each connection
+// to a short-lived thread for its handshake (bounded in time and in number), so a
+// silent or slow client cannot delay the ranks behind it.
+class Server : public std::enable_shared_from_this<Server> {
+public:
+    Server(RendezvousSpec spec, net::Fd listener) : spec_(std::move(spec)), listener_(std::move(listener)) {}
+
+    void serve() {
+        int64_t timeoutSec = env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200) + 20;
+        Deadline deadline = Deadline::afterSeconds(timeoutSec);
+        while (!complete() && !deadline.expired()) {
+            pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
+            if (::poll(fds, 2, deadline.remainingMs(1000)) <= 0 || !(fds[0].revents & POLLIN)) continue;
+            int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd >= 0) startHandshake(net::Fd(fd));
+        }
+        // Handshakes still running belong to strangers (every rank is in) or are
+        // moot (timed out); they end on their own and keep this object alive.
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (nRanks_ != 0 && joined_ == nRanks_) {
+            broadcastTable();
+        } else {
+            std::string why = fmt::format("rendezvous timed out after {} s with {} of {} ranks", timeoutSec, joined_,
+                                          nRanks_);
+            log::error("{}", why);
+            for (auto& c : conns_)
+                if (c.valid()) sendStatus(c.get(), status(HCCL_E_TIMEOUT, why));
+        }
+    }
+
+private:
+    static constexpr int kMaxConcurrentHandshakes = 256;
+
+    bool complete() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return nRanks_ != 0 && joined_ == nRanks_;
+    }
+
+    void startHandshake(net::Fd fd) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (active_ >= kMaxConcurrentHandshakes) {
+                log::warn("rendezvous: too many pending connections; dropped one from {}", net::peerIp(fd.get()));
+                return;
+            }
+            ++active_;
+        }
+        auto self = shared_from_this();
+        std::thread([self, fd = std::move(fd)]() mutable {
+            self->admit(std::move(fd));
+            std::lock_guard<std::mutex> lock(self->mutex_);
+            --self->active_;
+        }).detach();
+    }
+
+    // Proves the secret both ways and reads the rank's entry, or drops the
+    // connection with a logged reason.
+    void admit(net::Fd fd) {
+        std::string err;
+        Deadline step = Deadline::after(kStepTimeout);
+        net::Hello hello{};
+        WireEntry entry{};
+        if (!net::readHello(fd.get(), &hello, step, &err) ||
+            hello.purpose != static_cast<uint16_t>(net::Purpose::Rendezvous) || hello.commId != spec_.id ||
+            !net::serverHandshake(fd.get(), spec_.secret, hello, step, &err) ||
+            !net::recvAll(fd.get(), &entry, sizeof entry, step, &err)) {
+            log::warn("rendezvous: dropped a connection from {}: {}", net::peerIp(fd.get()),
+                      err.empty() ? "wrong communicator or purpose" : err);
+            return;
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::string problem = validate(entry);
+        if (!problem.empty()) {
+            log::error("rendezvous: rejected rank {}: {}", entry.rank, problem);
+            sendStatus(fd.get(), status(HCCL_E_PARA, problem));
+            return;
+        }
+        if (nRanks_ == 0) {
+            nRanks_ = entry.nRanks;
+            entries_.resize(nRanks_);
+            conns_.resize(nRanks_);
+        }
+        entries_[entry.rank] = entry;
+        conns_[entry.rank] = std::move(fd);
+        if (++joined_ == nRanks_) {
+            uint64_t one = 1;  // wake the accept loop: the table is complete
+            (void)!::write(wake_.get(), &one, sizeof one);
+        }
+    }
+
+    std::string validate(const WireEntry& e) const {
+        if (e.nRanks == 0) return "nRanks is 0";
+        if (nRanks_ != 0 && e.nRanks != nRanks_)
+            return fmt::format("nRanks {} differs from the {} the first rank gave", e.nRanks, nRanks_);
+        if (e.rank >= e.nRanks) return fmt::format("rank {} is not below nRanks {}", e.rank, e.nRanks);
+        if (nRanks_ != 0 && conns_[e.rank].valid()) return fmt::format("rank {} joined twice", e.rank);
+        return "";
+    }
+
+    void broadcastTable() {
+        for (uint32_t r = 0; r < nRanks_; ++r) {
+            std::string err;
+            int fd = conns_[r].get();
+            WireStatus ok = status(HCCL_SUCCESS, "");
+            if (!net::sendAll(fd, &ok, sizeof ok, Deadline::after(kStepTimeout), &err) ||
+                !net::sendAll(fd, entries_.data(), entries_.size() * sizeof(WireEntry),
+                              Deadline::after(kStepTimeout), &err))
+                log::error("rendezvous: could not send the table to rank {}: {}", r, err);
+        }
+    }
+
+    static void sendStatus(int fd, const WireStatus& s) {
+        std::string err;
+        net::sendAll(fd, &s, sizeof s, Deadline::after(kStepTimeout), &err);
+    }
+
+    RendezvousSpec spec_;
+    net::Fd listener_;
+    net::Fd wake_{::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+    std::mutex mutex_;
+    int active_ = 0;
+    uint32_t nRanks_ = 0;
+    uint32_t joined_ = 0;
+    std::vector<WireEntry> entries_;
+    std::vector<net::Fd> conns_;
+};
+
+}  // namespace
+
+bool startRendezvousServer(const RendezvousSpec& spec, uint16_t* boundPort, std::string* err) {
+    net::Fd listener = bindServer(spec, err);
+    if (!listener.valid()) return false;
+    *boundPort = net::boundPort(listener.get());
+    auto server = std::make_shared<Server>(spec, std::move(listener));
+    std::thread([server] { server->serve(); }).detach();
+    return true;
+}
+
+HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks,
+                          PeerInfo self, std::vector<PeerInfo>* table, Deadline deadline, const ErrorSite& site) {
+    std::string err;
+    net::Fd fd = net::connectTcp(server, deadline, &err);
+    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: {}", server.str(), err);
+    net::Hello hello = net::makeHello(net::Purpose::Rendezvous, id, self.rank, net::kAnyRank);
+    if (!net::clientHandshake(fd.get(), secret, hello, deadline, &err))
+        return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: {}", server.str(), err);
+    if (self.ip.empty()) self.ip = net::localIp(fd.get());
+    WireEntry mine = toWire(self, nRanks);
+    WireStatus st{};
+    if (!net::sendAll(fd.get(), &mine, sizeof mine, deadline, &err) ||
+        !net::recvAll(fd.get(), &st, sizeof st, deadline, &err))
+        return fail(err == "timed out" ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT, site,
+                    "rendezvous at {}: waiting for the other ranks: {}", server.str(), err);
+    if (st.code != HCCL_SUCCESS)
+        return fail(static_cast<HcclResult>(st.code), site, "rendezvous refused: {}",
+                    std::string(st.reason, strnlen(st.reason, sizeof st.reason)));
+    std::vector<WireEntry> wire(nRanks);
+    if (!net::recvAll(fd.get(), wire.data(), wire.size() * sizeof(WireEntry), deadline, &err))
+        return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: reading the table: {}", server.str(), err);
+    table->clear();
+    for (uint32_t r = 0; r < nRanks; ++r) {
+        if (wire[r].rank != r) return fail(HCCL_E_INTERNAL, site, "rendezvous table entry {} names rank {}", r, wire[r].rank);
+        table->push_back(fromWire(wire[r]));
+    }
+    return HCCL_SUCCESS;
+}
+
+}  // namespace hostccl::bootstrap

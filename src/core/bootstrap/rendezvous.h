@@ -1,0 +1,36 @@
+// The rendezvous: every rank connects to one server (the root-info listener, or
+// rank 0's rank-table address), proves the job secret and registers its PeerInfo;
+// once all ranks are in, each receives the full table. Init failure is collective:
+// when the rendezvous cannot complete, every registered rank is told why.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/deadline.h"
+#include "common/error.h"
+#include "common/siphash.h"
+#include "core/bootstrap/peer_info.h"
+#include "core/net/socket.h"
+
+namespace hostccl::bootstrap {
+
+struct RendezvousSpec {
+    std::string bindIp;  // "" = all interfaces
+    uint16_t port = 0;   // 0 = any free port (or the HCCL_IF_BASE_PORT range)
+    Secret secret;
+    uint64_t id = 0;
+};
+
+// Starts the server in a background thread; it ends once the table is served or the
+// connect timeout passes. On success *boundPort is where it listens.
+bool startRendezvousServer(const RendezvousSpec& spec, uint16_t* boundPort, std::string* err);
+
+// Registers `self` and returns the table indexed by rank. self.ip may be empty: then
+// the local address of the connection to the server is advertised (it reaches the root,
+// so it is likely to reach the peers).
+HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks,
+                          PeerInfo self, std::vector<PeerInfo>* table, Deadline deadline, const ErrorSite& site);
+
+}  // namespace hostccl::bootstrap

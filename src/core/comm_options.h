@@ -1,0 +1,31 @@
+// A communicator's settings: HcclCommConfig fields where the caller's config
+// version has them and sets them, else the environment, else HCCL's defaults.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/error.h"
+#include "hccl/hccl_types.h"
+
+namespace hostccl {
+
+struct CommOptions {
+    uint32_t bufferSizeMB = 200;
+    uint32_t deterministic = 0;
+    std::string name;            // empty: the init path picks a default
+    int64_t execTimeoutSec = 1836;  // 0 = no limit
+    std::string algo;
+    uint32_t worldRankId = 0;
+    uint64_t jobId = 0;
+};
+
+CommOptions optionsFromEnv();
+// HcclSetConfig(HCCL_DETERMINISTIC, v): a process-wide default below the config.
+void setProcessDeterministic(uint32_t v);
+uint32_t getProcessDeterministic();
+// Applies `config` on top of the environment; HCCL_E_PARA for a bad magic word or
+// an unterminated name. A NULL config means environment only.
+HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out);
+
+}  // namespace hostccl

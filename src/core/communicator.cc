@@ -1,0 +1,182 @@
+#include "core/communicator.h"
+
+#include <condition_variable>
+#include <set>
+
+#include "algorithms/context.h"
+#include "algorithms/selector.h"
+#include "common/env.h"
+#include "core/net/acceptor.h"
+#include "core/net/handshake.h"
+#include "transports/tcp/tcp_link.h"
+
+namespace hostccl {
+
+namespace {
+constexpr const char* kVersion = "0.1.0";
+
+Deadline connectDeadline() {
+    return Deadline::afterSeconds(env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200));
+}
+}  // namespace
+
+Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
+                           CommOptions options)
+    : identity_(identity), peers_(std::move(table)), device_(device), options_(std::move(options)) {
+    links_.resize(identity_.size);
+}
+
+Communicator::~Communicator() = default;
+
+ErrorSite Communicator::site(const char* op) const {
+    ErrorSite s;
+    s.comm = options_.name;
+    s.rank = identity_.rank;
+    s.op = op;
+    return s;
+}
+
+HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
+                                CommOptions options, Communicator** out) {
+    std::unique_ptr<Communicator> c(new Communicator(identity, std::move(table), device, std::move(options)));
+    HOSTCCL_CHECK(c->connectLinks());
+    c->logInit();
+    registerComm(c.get());
+    *out = c.release();
+    return HCCL_SUCCESS;
+}
+
+// Each pair is connected once: the higher rank dials, the lower accepts. Dialling
+// lower ranks first, then accepting from higher ones, in rank order, cannot deadlock:
+// every rank's sequence is consistent with ordering the pairs (high, low) lexically.
+HcclResult Communicator::connectLinks() {
+    Deadline deadline = connectDeadline();
+    for (uint32_t p = 0; p < rank(); ++p) HOSTCCL_CHECK(connectTo(p, deadline));
+    for (uint32_t p = rank() + 1; p < size(); ++p) HOSTCCL_CHECK(acceptFrom(p, deadline));
+    return HCCL_SUCCESS;
+}
+
+HcclResult Communicator::connectTo(uint32_t peer, Deadline deadline) {
+    const PeerInfo& info = peers_[peer];
+    ErrorSite s = site("init");
+    s.peer = peer;
+    std::string err;
+    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
+    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, s, "{} (host {})", err, info.hostId);
+    net::Hello hello = net::makeHello(net::Purpose::PeerLink, id(), rank(), peer);
+    if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
+        return fail(HCCL_E_TCP_CONNECT, s, "handshake with {}:{}: {}", info.ip, info.port, err);
+    links_[peer] = std::make_unique<transport::TcpLink>(peer, id(), std::move(fd), info.ip);
+    return HCCL_SUCCESS;
+}
+
+// A connection that claims to be `peer` but cannot prove the secret is dropped
+// and the wait goes on: a stray or hostile client never breaks the job.
+HcclResult Communicator::acceptFrom(uint32_t peer, Deadline deadline) {
+    ErrorSite s = site("init");
+    s.peer = peer;
+    for (;;) {
+        net::Hello hello{};
+        net::Fd fd = net::Acceptor::instance().claim(id(), rank(), peer, deadline, &hello);
+        if (!fd.valid())
+            return fail(HCCL_E_TIMEOUT, s, "peer never connected within HCCL_CONNECT_TIMEOUT (host {}, {}:{})",
+                        peers_[peer].hostId, peers_[peer].ip, peers_[peer].port);
+        std::string err;
+        Deadline step = Deadline::after(std::chrono::milliseconds(3000));
+        if (net::serverHandshake(fd.get(), secret(), hello, step, &err)) {
+            links_[peer] = std::make_unique<transport::TcpLink>(peer, id(), std::move(fd), peers_[peer].ip);
+            return HCCL_SUCCESS;
+        }
+        log::warn("{}: dropped a connection claiming to be rank {} from {}: {}", describe(s), peer,
+                  net::peerIp(fd.get()), err);
+    }
+}
+
+void Communicator::logInit() const {
+    log::info("hostccl {} comm {} rank {}/{} device {} host {} transports tcp x{} connect-timeout {}s exec-timeout {}s",
+              kVersion, name(), rank(), size(), device_, peers_[rank()].hostId, size() - 1,
+              env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec);
+}
+
+HcclResult Communicator::execute(const CollArgs& args) {
+    std::lock_guard<std::mutex> lock(execMutex_);
+    ErrorSite s = site(collName(args.type));
+    if (HcclResult prior = asyncError_.load(); prior != HCCL_SUCCESS)
+        return fail(prior, s, "communicator failed earlier ({}); destroy it and create a new one", resultName(prior));
+    CommView view;
+    view.rank = rank();
+    view.size = size();
+    view.commId = id();
+    view.name = name();
+    view.scratch = &scratch_;
+    view.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
+    for (auto& l : links_) view.links.push_back(l.get());
+    Context ctx(view, args, Deadline::afterSeconds(options_.execTimeoutSec), &aborted_);
+    const Algorithm& algo = selectAlgorithm(ctx);
+    log::debug("{} seq {} count {} via {}", describe(s), view.seq, args.count, algo.name());
+    HcclResult rc = algo.run(ctx);
+    if (rc != HCCL_SUCCESS) asyncError_.store(rc);
+    return rc;
+}
+
+void Communicator::opFinished() {
+    if (inflight_.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(idleMutex_);
+        idle_.notify_all();
+    }
+}
+
+void Communicator::quiesce() {
+    std::unique_lock<std::mutex> lock(idleMutex_);
+    auto limit = std::chrono::seconds(options_.execTimeoutSec > 0 ? options_.execTimeoutSec : 1836);
+    if (!idle_.wait_for(lock, limit, [&] { return inflight_.load() == 0; })) {
+        log::warn("{}: destroying with ops still in flight; aborting them", describe(site("destroy")));
+        aborted_.store(true);
+        for (auto& l : links_)
+            if (l) l->shutdown(HCCL_E_INTERNAL, "communicator destroyed");
+        idle_.wait(lock, [&] { return inflight_.load() == 0; });
+    }
+}
+
+namespace {
+struct CommTable {
+    std::mutex mutex;
+    std::set<const void*> live;
+    std::vector<Communicator*> ordered;
+};
+CommTable& table() {
+    static CommTable* t = new CommTable;
+    return *t;
+}
+}  // namespace
+
+bool registerComm(Communicator* c) {
+    std::lock_guard<std::mutex> lock(table().mutex);
+    table().ordered.push_back(c);
+    return table().live.insert(c).second;
+}
+
+bool commAlive(const void* handle) {
+    std::lock_guard<std::mutex> lock(table().mutex);
+    return table().live.count(handle) == 1;
+}
+
+Communicator* unregisterComm(const void* handle) {
+    std::lock_guard<std::mutex> lock(table().mutex);
+    if (table().live.erase(handle) == 0) return nullptr;
+    auto& v = table().ordered;
+    v.erase(std::remove(v.begin(), v.end(), handle), v.end());
+    return static_cast<Communicator*>(const_cast<void*>(handle));
+}
+
+Communicator* findCommByName(const std::string& name, int32_t preferDevice) {
+    std::lock_guard<std::mutex> lock(table().mutex);
+    Communicator* found = nullptr;
+    for (Communicator* c : table().ordered) {
+        if (c->name() != name) continue;
+        if (found == nullptr || c->device() == preferDevice) found = c;
+    }
+    return found;
+}
+
+}  // namespace hostccl

@@ -1,0 +1,88 @@
+// A communicator: this rank's place among `size` ranks, a link to every peer,
+// settings, the collective sequence number and the sticky asynchronous error.
+// Ops run on stream threads through execute(); they are serialised per
+// communicator, and different communicators run concurrently.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "algorithms/coll_args.h"
+#include "common/deadline.h"
+#include "common/error.h"
+#include "common/siphash.h"
+#include "core/bootstrap/peer_info.h"
+#include "core/comm_options.h"
+#include "transports/link.h"
+
+namespace hostccl {
+
+struct CommIdentity {
+    uint64_t id = 0;  // the same on every member; stamped on every message
+    Secret secret;    // proves membership on every connection
+    uint32_t rank = 0;
+    uint32_t size = 0;
+};
+
+class Communicator {
+public:
+    // Connects to every peer (bounded by HCCL_CONNECT_TIMEOUT) and registers the
+    // communicator so its handle is valid.
+    static HcclResult create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
+                             CommOptions options, Communicator** out);
+    ~Communicator();
+
+    HcclResult execute(const CollArgs& args);
+
+    // In-flight accounting: enqueue() takes a reference that the stream task returns.
+    void opEnqueued() { inflight_.fetch_add(1); }
+    void opFinished();
+    // Waits for in-flight ops (bounded), then closes the links.
+    void quiesce();
+
+    uint32_t rank() const { return identity_.rank; }
+    uint32_t size() const { return identity_.size; }
+    uint64_t id() const { return identity_.id; }
+    const Secret& secret() const { return identity_.secret; }
+    const std::string& name() const { return options_.name; }
+    int32_t device() const { return device_; }
+    const std::vector<PeerInfo>& peers() const { return peers_; }
+    const CommOptions& options() const { return options_; }
+    HcclResult asyncError() const { return asyncError_.load(); }
+    ErrorSite site(const char* op = nullptr) const;
+
+private:
+    Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device, CommOptions options);
+    HcclResult connectLinks();
+    HcclResult connectTo(uint32_t peer, Deadline deadline);
+    HcclResult acceptFrom(uint32_t peer, Deadline deadline);
+    void logInit() const;
+
+    const CommIdentity identity_;
+    const std::vector<PeerInfo> peers_;
+    const int32_t device_;
+    CommOptions options_;
+    std::vector<std::unique_ptr<transport::Link>> links_;  // [peer]; null for self
+    std::vector<char> scratch_;
+    std::mutex execMutex_;
+    uint64_t collSeq_ = 0;
+    std::atomic<HcclResult> asyncError_{HCCL_SUCCESS};
+    std::atomic<bool> aborted_{false};
+    std::atomic<int64_t> inflight_{0};
+    std::mutex idleMutex_;
+    std::condition_variable idle_;
+};
+
+// The table of live communicators: handle validation and lookup by name.
+bool registerComm(Communicator* c);
+bool commAlive(const void* handle);
+Communicator* unregisterComm(const void* handle);  // nullptr when not live
+// When several live communicators share a name (HcclCommInitAll), the one on
+// `preferDevice` wins.
+Communicator* findCommByName(const std::string& name, int32_t preferDevice);
+
+}  // namespace hostccl

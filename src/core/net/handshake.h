@@ -1,0 +1,40 @@
+// Connection handshake. The client opens with a Hello naming the communicator and
+// the two ranks; each side then proves it holds the job secret by MACing the other's
+// fresh nonce (SipHash). The secret itself never crosses the wire, and a peer that
+// cannot prove it is dropped before anything is allocated for it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/deadline.h"
+#include "common/siphash.h"
+
+namespace hostccl::net {
+
+enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2 };
+
+constexpr uint32_t kAnyRank = 0xffffffffu;
+
+struct Hello {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t purpose;
+    uint64_t commId;
+    uint32_t fromRank;
+    uint32_t toRank;
+    uint64_t nonce;
+};
+static_assert(sizeof(Hello) == 32, "wire layout");
+
+Hello makeHello(Purpose purpose, uint64_t commId, uint32_t fromRank, uint32_t toRank);
+
+// Reads a Hello and checks its magic and version.
+bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err);
+
+// Client: sends `hello`, checks the server's proof, sends its own, waits for acceptance.
+bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
+// Server: `hello` was already read; proves itself and checks the client's proof.
+bool serverHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
+
+}  // namespace hostccl::net

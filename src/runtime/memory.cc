@@ -1,0 +1,75 @@
+#include "runtime/memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+
+namespace hostccl::runtime {
+
+namespace {
+struct AllocationTable {
+    std::mutex mutex;
+    std::map<const char*, Allocation> byBase;  // ordered: lookups by containing range
+    size_t total = 0;
+};
+AllocationTable& table() {
+    static AllocationTable* t = new AllocationTable;
+    return *t;
+}
+}  // namespace
+
+void* allocate(size_t size) {
+    if (size == 0) return nullptr;
+    int fd = memfd_create("hostccl-mem", MFD_CLOEXEC);
+    if (fd < 0) return nullptr;
+    if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
+        close(fd);
+        return nullptr;
+    }
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return nullptr;
+    }
+    AllocationTable& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    t.byBase.emplace(static_cast<const char*>(p), Allocation{p, size, fd});
+    t.total += size;
+    return p;
+}
+
+bool release(void* base) {
+    Allocation a;
+    {
+        AllocationTable& t = table();
+        std::lock_guard<std::mutex> lock(t.mutex);
+        auto it = t.byBase.find(static_cast<const char*>(base));
+        if (it == t.byBase.end()) return false;
+        a = it->second;
+        t.total -= a.size;
+        t.byBase.erase(it);
+    }
+    munmap(a.base, a.size);
+    close(a.fd);
+    return true;
+}
+
+std::optional<Allocation> findAllocation(const void* p) {
+    AllocationTable& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto it = t.byBase.upper_bound(static_cast<const char*>(p));
+    if (it == t.byBase.begin()) return std::nullopt;
+    --it;
+    const char* base = it->first;
+    if (static_cast<const char*>(p) < base + it->second.size) return it->second;
+    return std::nullopt;
+}
+
+size_t bytesAllocated() {
+    std::lock_guard<std::mutex> lock(table().mutex);
+    return table().total;
+}
+
+}  // namespace hostccl::runtime

@@ -1,0 +1,22 @@
+// "Device" and pinned host memory. Allocations are backed by a memfd and mapped
+// shared, so a peer process on this host can map the same pages (single-copy
+// shared-memory transfers). The table answers "which allocation holds this pointer".
+#pragma once
+
+#include <cstddef>
+#include <optional>
+
+namespace hostccl::runtime {
+
+struct Allocation {
+    void* base;
+    size_t size;
+    int fd;  // memfd; peers map it through /proc/<pid>/fd/<fd> or fd passing
+};
+
+void* allocate(size_t size);         // nullptr on failure
+bool release(void* base);            // false when base is not an allocation
+std::optional<Allocation> findAllocation(const void* p);  // containing allocation
+size_t bytesAllocated();
+
+}  // namespace hostccl::runtime

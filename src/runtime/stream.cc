@@ -1,0 +1,117 @@
+#include "runtime/stream.h"
+
+#include <memory>
+#include <unordered_map>
+
+#include "runtime/device.h"
+
+namespace hostccl::runtime {
+
+Stream::Stream(int32_t device) : device_(device), worker_([this] { run(); }) {}
+
+Stream::~Stream() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    workReady_.notify_all();
+    worker_.join();
+}
+
+void Stream::enqueue(Task task) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        queue_.push_back(std::move(task));
+        ++enqueued_;
+    }
+    workReady_.notify_one();
+}
+
+int Stream::synchronize(Deadline deadline) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t target = enqueued_;
+    auto done = [&] { return completed_ >= target; };
+    if (deadline.isNever()) {
+        workDone_.wait(lock, done);
+    } else if (!workDone_.wait_until(lock, deadline.at(), done)) {
+        return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+    }
+    int err = firstError_;
+    firstError_ = 0;
+    return err;
+}
+
+void Stream::run() {
+    setCurrentDevice(device_);  // tasks see the stream's device as current
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        workReady_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping and drained
+        Task task = std::move(queue_.front());
+        queue_.pop_front();
+        lock.unlock();
+        int rc = task();
+        lock.lock();
+        if (rc != 0 && firstError_ == 0) firstError_ = rc;
+        ++completed_;
+        workDone_.notify_all();
+    }
+}
+
+namespace {
+struct StreamTable {
+    std::mutex mutex;
+    std::unordered_map<Stream*, std::unique_ptr<Stream>> live;
+    std::unique_ptr<Stream> defaultStream;
+};
+StreamTable& table() {
+    static StreamTable* t = new StreamTable;  // outlives static destructors of users
+    return *t;
+}
+}  // namespace
+
+Stream* resolveStream(aclrtStream handle) {
+    StreamTable& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    if (handle == nullptr) {
+        if (!t.defaultStream) t.defaultStream = std::make_unique<Stream>(currentDeviceOr(0));
+        return t.defaultStream.get();
+    }
+    auto it = t.live.find(static_cast<Stream*>(handle));
+    return it == t.live.end() ? nullptr : it->second.get();
+}
+
+Stream* createStream() {
+    auto s = std::make_unique<Stream>(currentDeviceOr(0));
+    Stream* raw = s.get();
+    StreamTable& t = table();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    t.live.emplace(raw, std::move(s));
+    return raw;
+}
+
+bool destroyStream(aclrtStream handle) {
+    std::unique_ptr<Stream> victim;
+    {
+        StreamTable& t = table();
+        std::lock_guard<std::mutex> lock(t.mutex);
+        auto it = t.live.find(static_cast<Stream*>(handle));
+        if (it == t.live.end()) return false;
+        victim = std::move(it->second);
+        t.live.erase(it);
+    }
+    return true;  // victim's destructor drains and joins outside the lock
+}
+
+void synchronizeAllStreams() {
+    std::vector<Stream*> all;
+    {
+        StreamTable& t = table();
+        std::lock_guard<std::mutex> lock(t.mutex);
+        for (auto& [raw, owned] : t.live) all.push_back(raw);
+        if (t.defaultStream) all.push_back(t.defaultStream.get());
+    }
+    for (Stream* s : all) s->synchronize(Deadline::never());
+}
+
+}  // namespace hostccl::runtime

@@ -1,0 +1,57 @@
+// A stream is an in-order queue of host tasks served by one worker thread.
+// Enqueue returns at once; synchronize waits for everything enqueued before it
+// and returns (and clears) the first error a task reported.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "acl/acl_base.h"
+#include "common/deadline.h"
+
+namespace hostccl::runtime {
+
+// A task returns 0 or an error code: an HcclResult for HCCL operators (small
+// values) or an aclError (>= 100000) for runtime calls; the two never overlap.
+using Task = std::function<int()>;
+
+class Stream {
+public:
+    explicit Stream(int32_t device);
+    ~Stream();  // runs what is queued, then joins the worker
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+
+    void enqueue(Task task);
+    // 0, the first task error since the last synchronize, or
+    // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the deadline passed first.
+    int synchronize(Deadline deadline);
+    int32_t device() const { return device_; }
+
+private:
+    void run();
+
+    const int32_t device_;
+    std::mutex mutex_;
+    std::condition_variable workReady_;
+    std::condition_variable workDone_;
+    std::deque<Task> queue_;
+    uint64_t enqueued_ = 0;
+    uint64_t completed_ = 0;
+    int firstError_ = 0;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+// Resolves a handle: nullptr is the process's default stream; a handle that is not
+// a live stream returns nullptr.
+Stream* resolveStream(aclrtStream handle);
+Stream* createStream();
+bool destroyStream(aclrtStream handle);
+void synchronizeAllStreams();
+
+}  // namespace hostccl::runtime

@@ -1,0 +1,255 @@
+// Bad input through the public API: the matching HcclResult, and nothing changed
+// (outputs untouched, the communicator still works afterwards).
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "core/bootstrap/root_info.h"
+#include "core/net/socket.h"
+#include "tests/support/world.h"
+
+using namespace hostccl;
+using namespace hostccl::test;
+
+namespace {
+
+World& pair() {
+    static World w(2);
+    return w;
+}
+
+// A valid allreduce on both ranks still gives the right answer.
+void expectStillWorks(World& w) {
+    std::vector<std::vector<int32_t>> v(w.size(), std::vector<int32_t>(5, 1));
+    auto rcs = w.run([&](uint32_t r) {
+        HcclResult rc = HcclAllReduce(v[r].data(), v[r].data(), 5, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, w.comm(r), w.stream(r));
+        return rc != HCCL_SUCCESS ? int(rc) : aclrtSynchronizeStream(w.stream(r));
+    });
+    for (uint32_t r = 0; r < w.size(); ++r) {
+        EXPECT_EQ(rcs[r], 0);
+        EXPECT_EQ(v[r], std::vector<int32_t>(5, int32_t(w.size())));
+    }
+}
+
+}  // namespace
+
+TEST(BadInput, NullAndForeignCommunicators) {
+    float x = 0;
+    int notAComm = 0;
+    EXPECT_EQ(HcclAllReduce(&x, &x, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, nullptr, nullptr), HCCL_E_PTR);
+    EXPECT_EQ(HcclAllReduce(&x, &x, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, &notAComm, nullptr), HCCL_E_PARA);
+    EXPECT_EQ(HcclBarrier(&notAComm, nullptr), HCCL_E_PARA);
+    uint32_t n = 99;
+    EXPECT_EQ(HcclGetRankSize(&notAComm, &n), HCCL_E_PARA);
+    EXPECT_EQ(n, 99u);
+    EXPECT_EQ(HcclGetRankSize(pair().comm(0), nullptr), HCCL_E_PTR);
+    EXPECT_EQ(HcclCommDestroy(&notAComm), HCCL_E_PARA);
+    EXPECT_EQ(HcclCommDestroy(nullptr), HCCL_E_PTR);
+}
+
+TEST(BadInput, DestroyedCommunicator) {
+    World w(2);
+    ASSERT_TRUE(w.ok());
+    HcclComm c0 = w.comm(0), c1 = w.comm(1);
+    ASSERT_EQ(HcclCommDestroy(c0), HCCL_SUCCESS);
+    ASSERT_EQ(HcclCommDestroy(c1), HCCL_SUCCESS);
+    EXPECT_EQ(HcclCommDestroy(c0), HCCL_E_PARA);  // twice
+    float x = 1;
+    EXPECT_EQ(HcclAllReduce(&x, &x, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c0, w.stream(0)), HCCL_E_PARA);
+    uint32_t rank = 7;
+    EXPECT_EQ(HcclGetRankId(c1, &rank), HCCL_E_PARA);
+    EXPECT_EQ(rank, 7u);
+}
+
+TEST(BadInput, InvalidOperatorArguments) {
+    World& w = pair();
+    ASSERT_TRUE(w.ok());
+    HcclComm c = w.comm(0);
+    aclrtStream s = w.stream(0);
+    std::vector<float> in(8, 1), out(8, -1);
+    auto dt = [](int v) { return static_cast<HcclDataType>(v); };
+    auto op = [](int v) { return static_cast<HcclReduceOp>(v); };
+    EXPECT_EQ(HcclAllReduce(in.data(), out.data(), 8, dt(13), HCCL_REDUCE_SUM, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAllReduce(in.data(), out.data(), 8, dt(99), HCCL_REDUCE_SUM, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAllReduce(in.data(), out.data(), 8, HCCL_DATA_TYPE_FP32, op(4), c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAllReduce(in.data(), out.data(), 8, HCCL_DATA_TYPE_FP8E4M3, HCCL_REDUCE_SUM, c, s), HCCL_E_NOT_SUPPORT);
+    EXPECT_EQ(HcclReduceScatter(in.data(), out.data(), 2, HCCL_DATA_TYPE_HIF8, HCCL_REDUCE_MAX, c, s), HCCL_E_NOT_SUPPORT);
+    EXPECT_EQ(HcclAllReduce(nullptr, out.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, s), HCCL_E_PTR);
+    EXPECT_EQ(HcclAllReduce(in.data(), nullptr, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, s), HCCL_E_PTR);
+    EXPECT_EQ(HcclAllReduce(in.data(), out.data(), UINT64_MAX / 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAllGather(in.data(), out.data(), UINT64_MAX / 4, HCCL_DATA_TYPE_FP32, c, s), HCCL_E_PARA);
+    char* bytes = reinterpret_cast<char*>(in.data());
+    EXPECT_EQ(HcclAllReduce(bytes + 1, out.data(), 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclBroadcast(in.data(), 8, HCCL_DATA_TYPE_FP32, 2, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclReduce(in.data(), out.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 5, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclScatter(in.data(), out.data(), 4, HCCL_DATA_TYPE_FP32, 9, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclSend(in.data(), 8, HCCL_DATA_TYPE_FP32, 0, c, s), HCCL_E_PARA);  // to itself
+    EXPECT_EQ(HcclRecv(out.data(), 8, HCCL_DATA_TYPE_FP32, 2, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAlltoAll(in.data(), 4, HCCL_DATA_TYPE_FP32, out.data(), 3, HCCL_DATA_TYPE_FP32, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAlltoAll(in.data(), 4, HCCL_DATA_TYPE_FP32, out.data(), 4, HCCL_DATA_TYPE_INT32, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclAlltoAllV(in.data(), nullptr, nullptr, HCCL_DATA_TYPE_FP32, out.data(), nullptr, nullptr,
+                            HCCL_DATA_TYPE_FP32, c, s), HCCL_E_PTR);
+    EXPECT_EQ(HcclAlltoAllVC(in.data(), nullptr, HCCL_DATA_TYPE_FP32, out.data(), HCCL_DATA_TYPE_FP32, c, s), HCCL_E_PTR);
+    uint64_t counts[2] = {1, 3}, displs[2] = {0, 1};
+    EXPECT_EQ(HcclAllGatherV(in.data(), 2, out.data(), counts, displs, HCCL_DATA_TYPE_FP32, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclReduceScatterV(in.data(), counts, displs, in.data(), 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, s),
+              HCCL_E_PARA);  // sendBuf == recvBuf
+    uint64_t huge[2] = {UINT64_MAX, 1}, zero[2] = {0, 0};
+    EXPECT_EQ(HcclAlltoAllV(in.data(), huge, zero, HCCL_DATA_TYPE_FP32, out.data(), counts, displs, HCCL_DATA_TYPE_FP32,
+                            c, s), HCCL_E_PARA);
+    HcclSendRecvItem items[2] = {{HCCL_SEND, in.data(), 8, HCCL_DATA_TYPE_FP32, 1},
+                                 {static_cast<HcclSendRecvType>(5), out.data(), 8, HCCL_DATA_TYPE_FP32, 1}};
+    EXPECT_EQ(HcclBatchSendRecv(items, 2, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclBatchSendRecv(nullptr, 1, c, s), HCCL_E_PTR);
+    int notAStream = 0;
+    EXPECT_EQ(HcclAllReduce(in.data(), out.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, &notAStream), HCCL_E_PARA);
+    // Nothing was enqueued and nothing was written.
+    EXPECT_EQ(aclrtSynchronizeStream(s), 0);
+    EXPECT_EQ(out, std::vector<float>(8, -1));
+    EXPECT_EQ(in, std::vector<float>(8, 1));
+    expectStillWorks(w);
+}
+
+TEST(BadInput, InitArguments) {
+    HcclComm comm = nullptr;
+    HcclRootInfo zeros{};
+    EXPECT_EQ(HcclCommInitRootInfo(2, &zeros, 0, &comm), HCCL_E_PARA);
+    HcclRootInfo invalid{};
+    std::strcpy(invalid.internal, "invalid");
+    EXPECT_EQ(HcclCommInitRootInfo(2, &invalid, 0, &comm), HCCL_E_PARA);
+    EXPECT_EQ(HcclCommInitRootInfo(0, &zeros, 0, &comm), HCCL_E_PARA);
+    EXPECT_EQ(HcclCommInitRootInfo(2, &zeros, 2, &comm), HCCL_E_PARA);
+    EXPECT_EQ(HcclCommInitRootInfo(2, nullptr, 0, &comm), HCCL_E_PTR);
+    EXPECT_EQ(HcclGetRootInfo(nullptr), HCCL_E_PTR);
+    EXPECT_EQ(comm, nullptr);
+
+    HcclCommConfig config;
+    HcclCommConfigInit(&config);
+    std::memset(config.reserved + 8, 0, 4);  // magic word
+    HcclRootInfo root;
+    ASSERT_EQ(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    EXPECT_EQ(HcclCommInitRootInfoConfig(1, &root, 0, &config, &comm), HCCL_E_PARA);
+    EXPECT_EQ(comm, nullptr);
+
+    int32_t devices[3] = {0, 1, 1};
+    HcclComm comms[3] = {nullptr, nullptr, nullptr};
+    EXPECT_EQ(HcclCommInitAll(0, devices, comms), HCCL_E_PARA);
+    EXPECT_EQ(HcclCommInitAll(3, devices, comms), HCCL_E_PARA);  // duplicate device
+    devices[2] = 100000;
+    EXPECT_EQ(HcclCommInitAll(3, devices, comms), HCCL_E_PARA);
+    EXPECT_EQ(HcclCommInitAll(3, nullptr, comms), HCCL_E_PTR);
+    EXPECT_EQ(comms[0], nullptr);
+}
+
+TEST(BadInput, RankTableFiles) {
+    HcclComm comm = nullptr;
+    EXPECT_EQ(HcclCommInitClusterInfo("/nonexistent/rank_table.json", 0, &comm), HCCL_E_OPEN_FILE_FAILURE);
+    EXPECT_EQ(HcclCommInitClusterInfo(nullptr, 0, &comm), HCCL_E_PTR);
+    std::string longPath(5000, 'a');
+    EXPECT_EQ(HcclCommInitClusterInfo(longPath.c_str(), 0, &comm), HCCL_E_PARA);
+    std::string path = "/tmp/hostccl-bad-table-" + std::to_string(getpid()) + ".json";
+    std::ofstream(path) << "{\"status\":\"completed\",";
+    EXPECT_EQ(HcclCommInitClusterInfo(path.c_str(), 0, &comm), HCCL_E_PARA);
+    std::ofstream(path) << R"({"status":"initializing","version":"1.0","server_count":"1","server_list":[
+        {"server_id":"a","device":[{"device_id":"0","rank_id":"0"}]}]})";
+    EXPECT_EQ(HcclCommInitClusterInfo(path.c_str(), 0, &comm), HCCL_E_PARA);
+    std::ofstream(path) << R"({"status":"completed","version":"1.0","server_count":"1","server_list":[
+        {"server_id":"a","device":[{"device_id":"0","rank_id":"0"}]}]})";
+    EXPECT_EQ(HcclCommInitClusterInfo(path.c_str(), 3, &comm), HCCL_E_PARA);  // rank not in the table
+    EXPECT_EQ(comm, nullptr);
+    std::remove(path.c_str());
+}
+
+TEST(BadInput, SubCommunicatorArguments) {
+    World& w = pair();
+    HcclComm parent = w.comm(0), sub = nullptr;
+    uint32_t unsorted[2] = {1, 0}, others[1] = {1};
+    EXPECT_EQ(HcclCreateSubCommConfig(&parent, 2, unsorted, 1, 0, nullptr, &sub), HCCL_E_PARA);
+    EXPECT_EQ(HcclCreateSubCommConfig(&parent, 1, others, 1, 0, nullptr, &sub), HCCL_E_PARA);  // not a member
+    EXPECT_EQ(HcclCreateSubCommConfig(&parent, 3, unsorted, 1, 0, nullptr, &sub), HCCL_E_PARA);
+    EXPECT_EQ(HcclCreateSubCommConfig(nullptr, 1, others, 1, 0, nullptr, &sub), HCCL_E_PTR);
+    EXPECT_EQ(sub, nullptr);
+}
+
+TEST(BadInput, ErrorStrings) {
+    EXPECT_STREQ(HcclGetErrorString(HCCL_SUCCESS), "no error");
+    EXPECT_STREQ(HcclGetErrorString(HCCL_E_TIMEOUT), "timeout");
+    EXPECT_STREQ(HcclGetErrorString(HCCL_E_REMOTE), "error cqe");
+    EXPECT_STREQ(HcclGetErrorString(static_cast<HcclResult>(777)), "unknown error");
+    EXPECT_EQ(HcclGetCommConfigCapability(), uint32_t(HCCL_COMM_CONFIG_RESERVED));
+}
+
+// Ranks that disagree on the op fail (on both sides), promptly, instead of hanging;
+// the communicator then reports the error and refuses further work.
+TEST(BadInput, MismatchedOperationsFailInsteadOfHanging) {
+    World w(2);
+    ASSERT_TRUE(w.ok());
+    std::vector<std::vector<int32_t>> v(2, std::vector<int32_t>(12, 1));
+    auto start = std::chrono::steady_clock::now();
+    auto rcs = w.run([&](uint32_t r) {
+        uint64_t count = r == 0 ? 10 : 12;
+        HcclAllReduce(v[r].data(), v[r].data(), count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, w.comm(r), w.stream(r));
+        return aclrtSynchronizeStream(w.stream(r));
+    });
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    for (uint32_t r = 0; r < 2; ++r) {
+        EXPECT_TRUE(rcs[r] == HCCL_E_PARA || rcs[r] == HCCL_E_TCP_TRANSFER) << "rank " << r << " got " << rcs[r];
+        HcclResult async = HCCL_SUCCESS;
+        EXPECT_EQ(HcclGetCommAsyncError(w.comm(r), &async), HCCL_SUCCESS);
+        EXPECT_EQ(async, rcs[r]);
+        int32_t x = 1;
+        EXPECT_EQ(HcclAllReduce(&x, &x, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, w.comm(r), w.stream(r)), async);
+    }
+}
+
+// Strangers connect to the rendezvous port during init (garbage, a silent
+// connection, a wrong secret); the job still forms and works.
+TEST(BadInput, HostileConnectionsDoNotBreakInit) {
+    HcclRootInfo root;
+    ASSERT_EQ(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    RootInfo info;
+    std::string why;
+    ASSERT_TRUE(decodeRootInfo(&root, &info, &why));
+    std::vector<net::Fd> strangers;
+    auto dial = [&] {
+        std::string err;
+        return net::connectTcp(net::Endpoint{info.ip, info.port}, Deadline::after(std::chrono::seconds(5)), &err);
+    };
+    for (int i = 0; i < 3; ++i) strangers.push_back(dial());
+    const char garbage[] = "GET / HTTP/1.0\r\n\r\n";
+    ::send(strangers[0].get(), garbage, sizeof garbage, MSG_NOSIGNAL);  // [1] stays silent
+    RootInfo forged = info;
+    forged.secret.k0 ^= 0x1234;
+    HcclRootInfo forgedBlob;
+    encodeRootInfo(forged, &forgedBlob);
+    std::thread impostor([&] {  // a full client with the wrong secret
+        HcclComm c = nullptr;
+        EXPECT_NE(HcclCommInitRootInfo(2, &forgedBlob, 0, &c), HCCL_SUCCESS);
+    });
+    HcclComm comms[2] = {nullptr, nullptr};
+    std::vector<std::thread> ranks;
+    std::vector<HcclResult> rcs(2);
+    for (uint32_t r = 0; r < 2; ++r)
+        ranks.emplace_back([&, r] { rcs[r] = HcclCommInitRootInfo(2, &root, r, &comms[r]); });
+    for (auto& t : ranks) t.join();
+    impostor.join();
+    ASSERT_EQ(rcs[0], HCCL_SUCCESS);
+    ASSERT_EQ(rcs[1], HCCL_SUCCESS);
+    std::vector<int64_t> a(3, 5), b(3, 7);
+    aclrtStream s0, s1;
+    aclrtCreateStream(&s0);
+    aclrtCreateStream(&s1);
+    HcclAllReduce(a.data(), a.data(), 3, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comms[0], s0);
+    HcclAllReduce(b.data(), b.data(), 3, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comms[1], s1);
+    EXPECT_EQ(aclrtSynchronizeStream(s0), 0);
+    EXPECT_EQ(aclrtSynchronizeStream(s1), 0);
+    EXPECT_EQ(a, std::vector<int64_t>(3, 12));
+    EXPECT_EQ(b, std::vector<int64_t>(3, 12));
+    for (auto c : comms) HcclCommDestroy(c);
+    aclrtDestroyStream(s0);
+    aclrtDestroyStream(s1);
+}

@@ -1,0 +1,99 @@
+// Root-info blobs, SipHash and the secret handshake.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <thread>
+
+#include "core/bootstrap/root_info.h"
+#include "core/net/handshake.h"
+#include "core/net/socket.h"
+
+using namespace hostccl;
+
+TEST(SipHash, MatchesTheReferenceVector) {
+    // Aumasson & Bernstein, appendix A: key 00..0f, message 00..0e.
+    Secret key{0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
+    unsigned char msg[15];
+    for (int i = 0; i < 15; ++i) msg[i] = static_cast<unsigned char>(i);
+    EXPECT_EQ(siphash24(key, msg, sizeof msg), 0xa129ca6149be45e5ULL);
+}
+
+TEST(RootInfo, RoundTripsAndStartsWithTheIpString) {
+    RootInfo in{"10.1.2.3", 40000, Secret{1, 2}, 0xabcdef};
+    HcclRootInfo blob;
+    encodeRootInfo(in, &blob);
+    EXPECT_STREQ(blob.internal, "10.1.2.3");
+    RootInfo out;
+    std::string why;
+    ASSERT_TRUE(decodeRootInfo(&blob, &out, &why)) << why;
+    EXPECT_EQ(out.ip, in.ip);
+    EXPECT_EQ(out.port, in.port);
+    EXPECT_TRUE(out.secret == in.secret);
+    EXPECT_EQ(out.bootstrapId, in.bootstrapId);
+}
+
+TEST(RootInfo, RejectsMalformedBlobs) {
+    RootInfo in{"127.0.0.1", 40000, Secret{1, 2}, 7};
+    HcclRootInfo good;
+    encodeRootInfo(in, &good);
+    RootInfo out;
+    std::string why;
+    HcclRootInfo b = good;
+    std::memset(b.internal, 'x', 64);  // no NUL in the IP field
+    EXPECT_FALSE(decodeRootInfo(&b, &out, &why));
+    EXPECT_NE(why.find("NUL"), std::string::npos);
+    b = good;
+    std::strcpy(b.internal, "invalid");  // what HCCL Test broadcasts on failure
+    EXPECT_FALSE(decodeRootInfo(&b, &out, &why));
+    b = good;
+    b.internal[64] ^= 0x55;  // magic
+    EXPECT_FALSE(decodeRootInfo(&b, &out, &why));
+    std::memset(&b, 0, sizeof b);
+    EXPECT_FALSE(decodeRootInfo(&b, &out, &why));
+}
+
+namespace {
+// Runs the server side on one end of a socket pair and the client on the other.
+std::pair<bool, bool> handshake(const Secret& serverSecret, const Secret& clientSecret) {
+    int sv[2];
+    EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+    net::Fd a(sv[0]), b(sv[1]);
+    auto deadline = Deadline::after(std::chrono::milliseconds(2000));
+    bool serverOk = false;
+    std::thread server([&] {
+        net::Hello hello{};
+        std::string err;
+        serverOk = net::readHello(a.get(), &hello, deadline, &err) &&
+                   net::serverHandshake(a.get(), serverSecret, hello, deadline, &err);
+        a.reset();  // a rejected client sees the close
+    });
+    std::string err;
+    net::Hello hello = net::makeHello(net::Purpose::PeerLink, 42, 1, 0);
+    bool clientOk = net::clientHandshake(b.get(), clientSecret, hello, deadline, &err);
+    server.join();
+    return {serverOk, clientOk};
+}
+}  // namespace
+
+TEST(Handshake, AcceptsTheSecretAndRejectsAnyOther) {
+    Secret s = randomSecret();
+    EXPECT_EQ(handshake(s, s), std::make_pair(true, true));
+    Secret other = s;
+    other.k1 ^= 1;
+    auto [serverOk, clientOk] = handshake(s, other);
+    EXPECT_FALSE(serverOk);
+    EXPECT_FALSE(clientOk);
+}
+
+TEST(SocketIfname, FollowsHcclGrammar) {
+    EXPECT_TRUE(net::interfaceAdmitted("", "eth0"));
+    EXPECT_TRUE(net::interfaceAdmitted("eth,enp", "enp3s0"));
+    EXPECT_FALSE(net::interfaceAdmitted("eth,enp", "lo"));
+    EXPECT_FALSE(net::interfaceAdmitted("^eth", "eth1"));
+    EXPECT_TRUE(net::interfaceAdmitted("^eth", "lo"));
+    EXPECT_TRUE(net::interfaceAdmitted("=eth0", "eth0"));
+    EXPECT_FALSE(net::interfaceAdmitted("=eth0", "eth01"));
+    EXPECT_FALSE(net::interfaceAdmitted("^=eth0", "eth0"));
+    EXPECT_TRUE(net::interfaceAdmitted("^=eth0", "eth01"));
+}

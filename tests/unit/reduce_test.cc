@@ -1,0 +1,84 @@
+// Reduction kernels and the fp16/bf16 conversions they rest on.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "common/half.h"
+#include "common/reduce.h"
+
+using namespace hostccl;
+
+TEST(Half, EveryFiniteHalfRoundTripsThroughFloat) {
+    for (uint32_t h = 0; h < 0x10000; ++h) {
+        uint16_t x = static_cast<uint16_t>(h);
+        if ((x & 0x7c00) == 0x7c00 && (x & 0x3ff)) continue;  // NaN payloads are checked below
+        ASSERT_EQ(floatToHalf(halfToFloat(x)), x) << std::hex << h;
+    }
+}
+
+TEST(Half, RoundsToNearestEvenAndHandlesSpecials) {
+    EXPECT_EQ(floatToHalf(1.0f), 0x3c00);
+    EXPECT_EQ(floatToHalf(1.0f + 1.0f / 2048), 0x3c00);             // tie -> even (down)
+    EXPECT_EQ(floatToHalf(1.0f + 3.0f / 2048), 0x3c02);             // tie -> even (up)
+    EXPECT_EQ(floatToHalf(65504.0f), 0x7bff);                       // largest finite
+    EXPECT_EQ(floatToHalf(65520.0f), 0x7c00);                       // rounds to infinity
+    EXPECT_EQ(floatToHalf(-std::numeric_limits<float>::infinity()), 0xfc00);
+    EXPECT_EQ(floatToHalf(5.9604644775390625e-8f), 0x0001);         // smallest subnormal
+    EXPECT_EQ(floatToHalf(2.9802322387695312e-8f), 0x0000);         // half of it: tie to even zero
+    EXPECT_TRUE(std::isnan(halfToFloat(floatToHalf(std::nanf("")))));
+}
+
+TEST(Bf16, RoundsToNearestEvenAndKeepsNan) {
+    EXPECT_EQ(floatToBf16(1.0f), 0x3f80);
+    EXPECT_EQ(bf16ToFloat(0x3f80), 1.0f);
+    EXPECT_EQ(floatToBf16(bitsFloat(0x3f808000)), 0x3f80);  // tie -> even
+    EXPECT_EQ(floatToBf16(bitsFloat(0x3f818000)), 0x3f82);
+    EXPECT_TRUE(std::isnan(bf16ToFloat(floatToBf16(std::nanf("")))));
+}
+
+template <typename T>
+std::vector<T> apply(HcclDataType t, HcclReduceOp op, std::vector<T> a, const std::vector<T>& b) {
+    ReduceFn f = reduceFunction(t, op);
+    EXPECT_NE(f, nullptr);
+    f(a.data(), a.data(), b.data(), a.size());  // in place: dst aliases a
+    return a;
+}
+
+TEST(Reduce, IntegersWrapInsteadOfOverflowing) {
+    EXPECT_EQ(apply<int8_t>(HCCL_DATA_TYPE_INT8, HCCL_REDUCE_SUM, {127, -128}, {1, -1}), (std::vector<int8_t>{-128, 127}));
+    EXPECT_EQ(apply<uint16_t>(HCCL_DATA_TYPE_UINT16, HCCL_REDUCE_PROD, {65535}, {65535}), (std::vector<uint16_t>{1}));
+    EXPECT_EQ(apply<int64_t>(HCCL_DATA_TYPE_INT64, HCCL_REDUCE_PROD, {INT64_MAX}, {2}), (std::vector<int64_t>{-2}));
+}
+
+TEST(Reduce, MaxMinAndInt128) {
+    EXPECT_EQ(apply<int32_t>(HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, {-5, 7, 0}, {3, -9, 0}), (std::vector<int32_t>{3, 7, 0}));
+    EXPECT_EQ(apply<uint64_t>(HCCL_DATA_TYPE_UINT64, HCCL_REDUCE_MIN, {5, UINT64_MAX}, {9, 1}), (std::vector<uint64_t>{5, 1}));
+    __int128 big = static_cast<__int128>(1) << 100;
+    auto r = apply<__int128>(HCCL_DATA_TYPE_INT128, HCCL_REDUCE_SUM, {big, -big}, {big, 3});
+    EXPECT_TRUE(r[0] == (big << 1) && r[1] == -big + 3);
+}
+
+TEST(Reduce, HalfTypesReduceInFloatAndRoundOnce) {
+    std::vector<uint16_t> a = {floatToHalf(1.5f), floatToHalf(2048.0f)}, b = {floatToHalf(2.25f), floatToHalf(1.0f)};
+    auto r = apply<uint16_t>(HCCL_DATA_TYPE_FP16, HCCL_REDUCE_SUM, a, b);
+    EXPECT_EQ(halfToFloat(r[0]), 3.75f);
+    EXPECT_EQ(halfToFloat(r[1]), 2048.0f);  // 2049 is not an fp16: ties to even
+    std::vector<uint16_t> c = {floatToBf16(3.0f)}, d = {floatToBf16(-2.0f)};
+    EXPECT_EQ(bf16ToFloat(apply<uint16_t>(HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_PROD, c, d)[0]), -6.0f);
+}
+
+TEST(Reduce, OutOfPlaceLeavesInputsAlone) {
+    std::vector<float> a = {1, 2, 3}, b = {10, 20, 30}, out(3);
+    reduceFunction(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM)(out.data(), a.data(), b.data(), 3);
+    EXPECT_EQ(out, (std::vector<float>{11, 22, 33}));
+    EXPECT_EQ(a, (std::vector<float>{1, 2, 3}));
+}
+
+TEST(Reduce, Fp8AndInvalidPairsHaveNoKernel) {
+    for (auto t : {HCCL_DATA_TYPE_HIF8, HCCL_DATA_TYPE_FP8E4M3, HCCL_DATA_TYPE_FP8E5M2, HCCL_DATA_TYPE_FP8E8M0})
+        EXPECT_EQ(reduceFunction(t, HCCL_REDUCE_SUM), nullptr);
+    EXPECT_EQ(reduceFunction(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_RESERVED), nullptr);
+    EXPECT_EQ(reduceFunction(HCCL_DATA_TYPE_RESERVED, HCCL_REDUCE_SUM), nullptr);
+}

@@ -1,0 +1,110 @@
+// The transport interface. An algorithm posts sends and receives on Links and
+// waits for them (transports/progress.h); it never knows what carries a Link.
+// Every message travels with a header naming the op it belongs to, so a receiver
+// detects ranks that disagree (different op, count, dtype, root or sequence) at the
+// first message and reports both sides instead of hanging or corrupting data.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/coll_type.h"
+#include "common/reduce.h"
+#include "hccl/hccl_types.h"
+
+namespace hostccl::transport {
+
+enum class MsgKind : uint8_t { Collective = 1, PointToPoint = 2 };
+
+// What both ends of a message must agree on.
+struct MsgTag {
+    MsgKind kind = MsgKind::Collective;
+    CollType coll = CollType::AllReduce;
+    uint8_t dtype = 0;
+    uint8_t redop = 0;
+    uint32_t root = 0;
+    uint64_t seq = 0;    // collective: comm-wide op number; p2p: per-pair message number
+    uint64_t count = 0;  // the op's count (0 for the V variants, whose blocks differ)
+    uint32_t index = 0;  // k-th message of this op between this pair in this direction
+};
+
+std::string describeTag(const MsgTag& t, uint64_t bytes);
+
+struct WireHeader {
+    uint32_t magic;
+    uint8_t kind;
+    uint8_t coll;
+    uint8_t dtype;
+    uint8_t redop;
+    uint32_t root;
+    uint32_t index;
+    uint64_t commId;
+    uint64_t seq;
+    uint64_t count;
+    uint64_t bytes;
+};
+static_assert(sizeof(WireHeader) == 48, "wire layout");
+
+constexpr uint32_t kWireMagic = 0x4843434c;  // "HCCL"
+
+WireHeader makeHeader(uint64_t commId, const MsgTag& tag, uint64_t bytes);
+// Empty when `got` matches what the receiver posted; otherwise a sentence naming
+// both sides' values.
+std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag& want, uint64_t wantBytes);
+
+class Link;
+
+// One posted send or receive. A receive with `reduce` set combines on arrival:
+// dst = reduce(local, incoming), one pass over memory.
+struct Transfer {
+    enum class Dir : uint8_t { Send, Recv };
+    Dir dir = Dir::Send;
+    Link* link = nullptr;
+    const void* src = nullptr;  // send
+    void* dst = nullptr;        // recv
+    size_t bytes = 0;
+    const void* local = nullptr;  // recv-reduce operand
+    ReduceFn reduce = nullptr;
+    size_t elemSize = 1;
+    MsgTag tag;
+
+    // Progress, owned by the link.
+    size_t moved = 0;
+    bool headerDone = false;
+    bool complete = false;
+    HcclResult error = HCCL_SUCCESS;
+    std::string errorText;
+};
+
+class Link {
+public:
+    Link(uint32_t peer, uint64_t commId) : peer_(peer), commId_(commId) {}
+    virtual ~Link() = default;
+    Link(const Link&) = delete;
+    Link& operator=(const Link&) = delete;
+
+    virtual const char* kind() const = 0;
+    // Queues a transfer; transfers in one direction complete in posting order.
+    virtual void post(Transfer* t) = 0;
+    // Advances queued transfers without blocking; true if any byte moved.
+    virtual bool progress() = 0;
+    // A file descriptor to poll while waiting, and the events wanted (0: nothing pending).
+    virtual int pollFd() const = 0;
+    virtual short pollEvents() const = 0;
+    // Fails every pending and future transfer (abort, destroy).
+    virtual void shutdown(HcclResult code, const std::string& why) = 0;
+
+    uint32_t peer() const { return peer_; }
+    uint64_t commId() const { return commId_; }
+    uint64_t nextP2pSendSeq() { return ++p2pSent_; }
+    uint64_t nextP2pRecvSeq() { return ++p2pReceived_; }
+
+private:
+    const uint32_t peer_;
+    const uint64_t commId_;
+    uint64_t p2pSent_ = 0;
+    uint64_t p2pReceived_ = 0;
+};
+
+}  // namespace hostccl::transport
