@@ -9,6 +9,13 @@ namespace hostccl::transport {
 
 namespace {
 constexpr int kPollSliceMs = 100;
+constexpr int kSpinRounds = 64;    // fresh data usually arrives within a few microseconds
+// Then give the core to a rank that can make progress, for up to this long: with
+// more ranks than cores the peer we wait for is usually runnable, and yielding to
+// it costs a few microseconds where a sleep costs tens.
+constexpr auto kYieldPhase = std::chrono::microseconds(300);
+constexpr auto kMinSleep = std::chrono::microseconds(20);
+constexpr auto kMaxSleep = std::chrono::microseconds(500);
 
 // Links with unfinished transfers, each once.
 std::vector<Link*> busyLinks(const std::vector<Transfer*>& transfers) {
@@ -21,29 +28,54 @@ std::vector<Link*> busyLinks(const std::vector<Transfer*>& transfers) {
 
 const char* direction(const Transfer* t) { return t->dir == Transfer::Dir::Send ? "send to" : "receive from"; }
 
-// Blocks until a busy link's socket is ready or a slice passes. Links without a
-// socket (shared memory) are polled with a short sleep instead.
-void blockBriefly(const std::vector<Link*>& links, Deadline deadline) {
-    std::vector<pollfd> fds;
-    bool unpollable = false;
-    for (Link* l : links) {
-        if (l->pollFd() >= 0)
-            fds.push_back(pollfd{l->pollFd(), l->pollEvents(), 0});
-        else
-            unpollable = true;
+// How a waiter spends the time when nothing moved: spin, then yield, then block.
+// Socket-only waits block in poll() until data or a 100 ms slice; waits that
+// include shared memory (which has no descriptor to poll) sleep with back-off
+// from 20 to 500 microseconds, watching any sockets meanwhile.
+class Idler {
+public:
+    void reset() {
+        rounds_ = 0;
+        sleep_ = kMinSleep;
     }
-    int sliceMs = deadline.remainingMs(kPollSliceMs);
-    if (unpollable) sliceMs = std::min(sliceMs, 0);
-    if (!fds.empty()) {
-        ::poll(fds.data(), fds.size(), sliceMs);
-    } else {
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+    void idle(const std::vector<Link*>& links, Deadline deadline) {
+        ++rounds_;
+        if (rounds_ <= kSpinRounds) {
+            __builtin_ia32_pause();
+            return;
+        }
+        if (rounds_ == kSpinRounds + 1) yieldUntil_ = std::chrono::steady_clock::now() + kYieldPhase;
+        if (std::chrono::steady_clock::now() < yieldUntil_) {
+            std::this_thread::yield();
+            return;
+        }
+        std::vector<pollfd> fds;
+        bool unpollable = false;
+        for (Link* l : links) {
+            if (l->pollFd() >= 0)
+                fds.push_back(pollfd{l->pollFd(), l->pollEvents(), 0});
+            else
+                unpollable = true;
+        }
+        if (!unpollable) {
+            ::poll(fds.data(), fds.size(), deadline.remainingMs(kPollSliceMs));
+            return;
+        }
+        timespec ts{0, static_cast<long>(std::chrono::nanoseconds(sleep_).count())};
+        ::ppoll(fds.data(), fds.size(), &ts, nullptr);
+        sleep_ = std::min(sleep_ * 2, std::chrono::duration_cast<std::chrono::microseconds>(kMaxSleep));
     }
-}
+
+private:
+    int rounds_ = 0;
+    std::chrono::steady_clock::time_point yieldUntil_{};
+    std::chrono::microseconds sleep_ = kMinSleep;
+};
 }  // namespace
 
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, const std::atomic<bool>* aborted,
                    ErrorSite site) {
+    Idler idler;
     for (;;) {
         std::vector<Link*> links = busyLinks(transfers);
         bool moved = false;
@@ -56,7 +88,10 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
         }
         if (std::all_of(transfers.begin(), transfers.end(), [](Transfer* t) { return t->complete; }))
             return HCCL_SUCCESS;
-        if (moved) continue;
+        if (moved) {
+            idler.reset();
+            continue;
+        }
         if (aborted != nullptr && aborted->load(std::memory_order_relaxed))
             return fail(HCCL_E_INTERNAL, site, "operation aborted");
         if (deadline.expired()) {
@@ -64,12 +99,11 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
                 if (!t->complete) {
                     site.peer = t->link->peer();
                     return fail(HCCL_E_TIMEOUT, site, "timed out waiting to {} peer {} ({} of {} bytes done)",
-                                t->dir == Transfer::Dir::Send ? "send to" : "receive from", t->link->peer(),
-                                t->moved, t->bytes);
+                                direction(t), t->link->peer(), t->moved, t->bytes);
                 }
             }
         }
-        blockBriefly(busyLinks(transfers), deadline);
+        idler.idle(links, deadline);
     }
 }
 

@@ -30,7 +30,7 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_DEVICE_COUNT", "8", "Number of logical devices aclrtGetDeviceCount reports."},
         // Topology and transports.
         {"HOSTCCL_HOST_ID", "", "Overrides this process's host identity, to emulate several hosts on one machine."},
-        {"HOSTCCL_TRANSPORT", "auto", "auto picks per peer; tcp forces TCP between every pair (testing)."},
+        {"HOSTCCL_TRANSPORT", "auto", "auto: shared memory between ranks on one host, TCP between hosts; tcp forces TCP everywhere (testing)."},
         {"HOSTCCL_TCP_CHUNK_BYTES", "262144", "Bytes a TCP receive reduces at a time when it reduces on arrival."},
     };
     return vars;

@@ -1,6 +1,7 @@
 #include "core/communicator.h"
 
 #include <condition_variable>
+#include <cstring>
 #include <set>
 
 #include "algorithms/context.h"
@@ -8,7 +9,7 @@
 #include "common/env.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
-#include "transports/tcp/tcp_link.h"
+#include "core/link_factory.h"
 
 namespace hostccl {
 
@@ -66,8 +67,7 @@ HcclResult Communicator::connectTo(uint32_t peer, Deadline deadline) {
     net::Hello hello = net::makeHello(net::Purpose::PeerLink, id(), rank(), peer);
     if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
         return fail(HCCL_E_TCP_CONNECT, s, "handshake with {}:{}: {}", info.ip, info.port, err);
-    links_[peer] = std::make_unique<transport::TcpLink>(peer, id(), std::move(fd), info.ip);
-    return HCCL_SUCCESS;
+    return makeLink(peers_[rank()], info, id(), std::move(fd), deadline, s, &links_[peer]);
 }
 
 // A connection that claims to be `peer` but cannot prove the secret is dropped
@@ -83,18 +83,19 @@ HcclResult Communicator::acceptFrom(uint32_t peer, Deadline deadline) {
                         peers_[peer].hostId, peers_[peer].ip, peers_[peer].port);
         std::string err;
         Deadline step = Deadline::after(std::chrono::milliseconds(3000));
-        if (net::serverHandshake(fd.get(), secret(), hello, step, &err)) {
-            links_[peer] = std::make_unique<transport::TcpLink>(peer, id(), std::move(fd), peers_[peer].ip);
-            return HCCL_SUCCESS;
-        }
+        if (net::serverHandshake(fd.get(), secret(), hello, step, &err))
+            return makeLink(peers_[rank()], peers_[peer], id(), std::move(fd), deadline, s, &links_[peer]);
         log::warn("{}: dropped a connection claiming to be rank {} from {}: {}", describe(s), peer,
                   net::peerIp(fd.get()), err);
     }
 }
 
 void Communicator::logInit() const {
-    log::info("hostccl {} comm {} rank {}/{} device {} host {} transports tcp x{} connect-timeout {}s exec-timeout {}s",
-              kVersion, name(), rank(), size(), device_, peers_[rank()].hostId, size() - 1,
+    int shm = 0, tcp = 0;
+    for (const auto& l : links_)
+        if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : tcp)++;
+    log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} connect-timeout {}s exec-timeout {}s",
+              kVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp,
               env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec);
 }
 

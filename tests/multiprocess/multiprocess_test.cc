@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "tests/multiprocess/launcher.h"
+#include "tests/support/matrix.h"
 
 using namespace hostccl::test;
 
@@ -54,6 +55,28 @@ TEST_P(MultiProcess, RankTable) {
     expectAllExitZero(runProcesses(argvs, 120));
     std::remove(file.c_str());
 }
+
+// The whole collective matrix with ranks as processes: one job per family.
+using MatrixParam = std::tuple<std::string, uint32_t>;
+class ProcessMatrix : public ::testing::TestWithParam<MatrixParam> {};
+
+TEST_P(ProcessMatrix, ExactResultsOnEveryRank) {
+    const auto& [family, n] = GetParam();
+    std::string file = tempPath("matrix-" + family + "-" + std::to_string(n));
+    std::remove(file.c_str());
+    std::vector<std::vector<std::string>> argvs;
+    for (uint32_t r = 0; r < n; ++r)
+        argvs.push_back({HOSTCCL_WORKER, "rootinfo", file, std::to_string(r), std::to_string(n), family});
+    expectAllExitZero(runProcesses(argvs, 300));
+    std::remove(file.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Processes, ProcessMatrix,
+                         ::testing::Combine(::testing::ValuesIn(hostccl::test::matrixFamilies()),
+                                            ::testing::Values(1u, 2u, 3u, 4u, 5u, 8u)),
+                         [](const auto& info) {
+                             return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Ranks, MultiProcess, ::testing::Values(1u, 2u, 3u, 4u, 5u, 8u),
                          [](const auto& info) { return std::to_string(info.param) + "ranks"; });

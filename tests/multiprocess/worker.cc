@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hccl/hccl.h"
+#include "tests/support/matrix.h"
 
 namespace {
 
@@ -101,11 +102,20 @@ void subCommAndConcurrency(HcclComm world, uint32_t rank, uint32_t n) {
     aclrtDestroyStream(s2);
 }
 
+// Runs every case of one matrix family on this rank (the other processes run the
+// same cases in the same order).
+void runMatrixFamily(HcclComm comm, aclrtStream stream, uint32_t rank, uint32_t n, const std::string& family) {
+    for (const auto& c : hostccl::test::matrixCases(family, n)) {
+        std::string err = c.run(hostccl::test::RankContext{rank, n, comm, stream});
+        CHECK(err.empty(), "%s: %s", c.name.c_str(), err.c_str());
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        std::fprintf(stderr, "usage: %s rootinfo|ranktable <file> <rank> <nranks>\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        std::fprintf(stderr, "usage: %s rootinfo|ranktable <file> <rank> <nranks> [matrix-family]\n", argv[0]);
         return 2;
     }
     std::string mode = argv[1], file = argv[2];
@@ -131,9 +141,13 @@ int main(int argc, char** argv) {
     CHECK(HcclGetRankId(comm, &id) == 0 && id == gRank, "rank id %u", id);
     aclrtStream stream;
     CHECK(aclrtCreateStream(&stream) == 0, "stream");
-    for (uint64_t count : {1ull, 1000ull, 1ull << 20}) allReduceCheck(comm, stream, count, gRank, n);
-    gatherAndBroadcast(comm, stream, gRank, n);
-    subCommAndConcurrency(comm, gRank, n);
+    if (argc == 6) {
+        runMatrixFamily(comm, stream, gRank, n, argv[5]);
+    } else {
+        for (uint64_t count : {1ull, 1000ull, 1ull << 20}) allReduceCheck(comm, stream, count, gRank, n);
+        gatherAndBroadcast(comm, stream, gRank, n);
+        subCommAndConcurrency(comm, gRank, n);
+    }
     CHECK(HcclBarrier(comm, stream) == 0 && aclrtSynchronizeStream(stream) == 0, "barrier");
     CHECK(HcclCommDestroy(comm) == 0, "destroy");
     aclrtDestroyStream(stream);

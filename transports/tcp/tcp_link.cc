@@ -20,19 +20,9 @@ bool wouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == E
 }  // namespace
 
 TcpLink::TcpLink(uint32_t peer, uint64_t commId, net::Fd fd, std::string peerHost)
-    : Link(peer, commId), fd_(std::move(fd)), peerHost_(std::move(peerHost)) {
+    : QueuedLink(peer, commId), fd_(std::move(fd)), peerHost_(std::move(peerHost)) {
     net::setNonBlocking(fd_.get());
     net::setNoDelay(fd_.get());
-}
-
-void TcpLink::post(Transfer* t) {
-    t->link = this;
-    if (broken_ != HCCL_SUCCESS) {
-        t->error = broken_;
-        t->errorText = brokenWhy_;
-        return;
-    }
-    (t->dir == Transfer::Dir::Send ? sends_ : recvs_).push_back(t);
 }
 
 short TcpLink::pollEvents() const {
@@ -71,6 +61,10 @@ bool TcpLink::progressRecvs() {
     }
     return moved;
 }
+
+// A broken stream cannot be resynchronised: shut the socket so the peer fails at
+// once ("connection closed") instead of waiting for its timeout.
+void TcpLink::onBroken() { ::shutdown(fd_.get(), SHUT_RDWR); }
 
 int TcpLink::advanceSend(Transfer* t) {
     if (t->moved == 0 && !t->headerDone) {
@@ -159,19 +153,5 @@ int TcpLink::readPayloadReducing(Transfer* t) {
     if (t->moved == t->bytes) t->complete = true;
     return 1;
 }
-
-// A broken stream cannot be resynchronised: shut the socket so the peer fails at
-// once ("connection closed") instead of waiting for its timeout.
-void TcpLink::failAll(HcclResult code, const std::string& why) {
-    ::shutdown(fd_.get(), SHUT_RDWR);
-    broken_ = code;
-    brokenWhy_ = why;
-    for (Transfer* t : sends_) t->error = code, t->errorText = why;
-    for (Transfer* t : recvs_) t->error = code, t->errorText = why;
-    sends_.clear();
-    recvs_.clear();
-}
-
-void TcpLink::shutdown(HcclResult code, const std::string& why) { failAll(code, why); }
 
 }  // namespace hostccl::transport

@@ -1,0 +1,20 @@
+// Chooses and builds the Link to one peer, after the TCP connection to it has
+// been authenticated. Ranks on one host (equal host ids) upgrade to shared memory
+// unless HOSTCCL_TRANSPORT=tcp; the lower rank decides and tells the higher one,
+// so the two sides can never disagree. Any failure to set up shared memory falls
+// back to TCP with a logged reason.
+#pragma once
+
+#include <memory>
+
+#include "common/error.h"
+#include "core/bootstrap/peer_info.h"
+#include "core/net/socket.h"
+#include "transports/link.h"
+
+namespace hostccl {
+
+HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
+                    const ErrorSite& site, std::unique_ptr<transport::Link>* out);
+
+}  // namespace hostccl

@@ -1,0 +1,34 @@
+// The collective test matrix as rank-local cases: a case runs on one rank, fills
+// that rank's inputs, calls the operator, synchronises and checks that rank's
+// outputs against exact expected values. Every rank runs the same cases in the
+// same order, so the matrix runs unchanged with ranks as threads (collectives_test)
+// or as processes (multiprocess worker).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hccl/hccl.h"
+
+namespace hostccl::test {
+
+struct RankContext {
+    uint32_t rank;
+    uint32_t size;
+    HcclComm comm;
+    aclrtStream stream;
+};
+
+struct MatrixCase {
+    std::string name;
+    // "" on success, else what went wrong on this rank.
+    std::function<std::string(const RankContext&)> run;
+};
+
+// Families: AllReduce, Reduce, ReduceScatter, ReduceScatterV, Broadcast, AllGather,
+// AllGatherV, Scatter, AlltoAll, AlltoAllV, AlltoAllVC, SendRecv, BatchSendRecv, Barrier.
+const std::vector<std::string>& matrixFamilies();
+std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t nranks);
+
+}  // namespace hostccl::test

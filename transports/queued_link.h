@@ -1,0 +1,33 @@
+// What every concrete link shares: the per-direction queues of posted transfers
+// (completed in posting order) and the broken state. Once a link fails, every
+// pending and every later transfer fails with the same code and reason.
+#pragma once
+
+#include <deque>
+
+#include "transports/link.h"
+
+namespace hostccl::transport {
+
+class QueuedLink : public Link {
+public:
+    using Link::Link;
+    void post(Transfer* t) override;
+    void shutdown(HcclResult code, const std::string& why) override { failAll(code, why); }
+
+protected:
+    // Marks the link broken and fails everything queued; calls onBroken() first so
+    // the transport can tell the peer at once.
+    void failAll(HcclResult code, const std::string& why);
+    virtual void onBroken() = 0;
+    bool idle() const { return sends_.empty() && recvs_.empty(); }
+
+    std::deque<Transfer*> sends_;
+    std::deque<Transfer*> recvs_;
+
+private:
+    HcclResult broken_ = HCCL_SUCCESS;
+    std::string brokenWhy_;
+};
+
+}  // namespace hostccl::transport

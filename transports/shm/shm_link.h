@@ -1,0 +1,41 @@
+// A Link between two ranks on one host, over a pair of shared-memory rings. The
+// authenticated TCP connection that set it up is kept as a liveness channel: when
+// the peer process dies its end closes, and pending transfers fail instead of
+// waiting for the op deadline.
+#pragma once
+
+#include <chrono>
+#include <deque>
+
+#include "core/net/socket.h"
+#include "transports/queued_link.h"
+#include "transports/shm/shm_segment.h"
+
+namespace hostccl::transport {
+
+class ShmLink final : public QueuedLink {
+public:
+    // `outbound`/`inbound` index the segment's rings for this side.
+    ShmLink(uint32_t peer, uint64_t commId, shm::Mapping mapping, int outbound, net::Fd control, std::string peerHost);
+    const char* kind() const override { return "shm"; }
+    bool progress() override;
+    int pollFd() const override { return -1; }  // data arrives in memory, not on a socket
+    short pollEvents() const override { return 0; }
+
+private:
+    bool progressSends();
+    bool progressRecvs();
+    bool writeFragments(Transfer* t);  // true if any fragment was written
+    int readFragments(Transfer* t);    // -1 failed, 0 nothing, 1 advanced
+    void checkPeerAlive();
+    void onBroken() override;
+
+    shm::Mapping mapping_;
+    shm::Ring* out_;
+    shm::Ring* in_;
+    net::Fd control_;
+    std::string peerHost_;
+    std::chrono::steady_clock::time_point lastLivenessCheck_{};
+};
+
+}  // namespace hostccl::transport

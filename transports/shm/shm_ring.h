@@ -1,0 +1,50 @@
+// A single-producer single-consumer ring of fixed slots in shared memory. The
+// producer owns `head`, the consumer owns `tail`; each lives on its own cache line
+// so the two sides never write the same line. A slot holds one fragment of a
+// message: the first fragment carries the message's WireHeader, so the receiver
+// checks the op before it touches any payload.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "transports/link.h"
+
+namespace hostccl::transport::shm {
+
+constexpr size_t kSlots = 8;
+constexpr size_t kSlotBytes = 128 * 1024;
+constexpr size_t kSlotHeaderBytes = 64;
+// Payload per slot; a multiple of 16 so fragments never split an element.
+constexpr size_t kSlotPayload = kSlotBytes - kSlotHeaderBytes;
+static_assert(kSlotPayload % 16 == 0, "fragments must hold whole elements");
+
+struct SlotHeader {
+    uint32_t fragBytes;
+    uint32_t first;   // 1 on a message's first fragment
+    WireHeader msg;   // valid when first == 1
+};
+static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header fits");
+
+struct alignas(64) Counter {
+    std::atomic<uint64_t> value;
+    char pad[64 - sizeof(std::atomic<uint64_t>)];
+};
+static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters must work across processes");
+
+struct Ring {
+    Counter head;  // fragments written
+    Counter tail;  // fragments consumed
+    alignas(64) unsigned char slots[kSlots][kSlotBytes];
+
+    SlotHeader* header(uint64_t n) { return reinterpret_cast<SlotHeader*>(slots[n % kSlots]); }
+    unsigned char* payload(uint64_t n) { return slots[n % kSlots] + kSlotHeaderBytes; }
+};
+
+// One segment per pair of ranks: ring[0] carries low -> high, ring[1] high -> low.
+struct Segment {
+    Ring ring[2];
+};
+
+}  // namespace hostccl::transport::shm

@@ -1,0 +1,71 @@
+#include "transports/shm/shm_segment.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+#include "common/siphash.h"
+
+namespace hostccl::transport::shm {
+
+Mapping::~Mapping() {
+    if (seg_ != nullptr) munmap(seg_, sizeof(Segment));
+}
+
+static Segment* mapFd(int fd, std::string* err) {
+    void* p = mmap(nullptr, sizeof(Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        *err = std::string("mmap: ") + std::strerror(errno);
+        return nullptr;
+    }
+    return static_cast<Segment*>(p);
+}
+
+Mapping Mapping::create(std::string* name, std::string* err) {
+    Mapping m;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "/hostccl-%d-%016llx", getpid(), static_cast<unsigned long long>(randomU64()));
+    *name = buf;
+    int fd = shm_open(buf, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *err = std::string("shm_open: ") + std::strerror(errno);
+        return m;
+    }
+    if (ftruncate(fd, sizeof(Segment)) != 0) {
+        *err = std::string("ftruncate: ") + std::strerror(errno);
+        close(fd);
+        shm_unlink(buf);
+        return m;
+    }
+    m.seg_ = mapFd(fd, err);
+    close(fd);
+    if (m.seg_ == nullptr) {
+        shm_unlink(buf);
+        return m;
+    }
+    for (Ring& r : m.seg_->ring) {  // fresh pages are zero; make the counters explicit
+        new (&r.head.value) std::atomic<uint64_t>(0);
+        new (&r.tail.value) std::atomic<uint64_t>(0);
+    }
+    return m;
+}
+
+Mapping Mapping::open(const std::string& name, std::string* err) {
+    Mapping m;
+    int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
+    if (fd < 0) {
+        *err = std::string("shm_open ") + name + ": " + std::strerror(errno);
+        return m;
+    }
+    m.seg_ = mapFd(fd, err);
+    close(fd);
+    return m;
+}
+
+void Mapping::unlink(const std::string& name) { shm_unlink(name.c_str()); }
+
+}  // namespace hostccl::transport::shm
