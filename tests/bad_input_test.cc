@@ -253,3 +253,19 @@ TEST(BadInput, HostileConnectionsDoNotBreakInit) {
     aclrtDestroyStream(s0);
     aclrtDestroyStream(s1);
 }
+
+// A rank that never arrives: init gives up after HCCL_CONNECT_TIMEOUT with
+// HCCL_E_TIMEOUT instead of waiting forever.
+TEST(BadInput, InitIsBoundedByTheConnectTimeout) {
+    setenv("HCCL_CONNECT_TIMEOUT", "2", 1);
+    HcclRootInfo root;
+    ASSERT_EQ(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    HcclComm comm = nullptr;
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(HcclCommInitRootInfo(2, &root, 0, &comm), HCCL_E_TIMEOUT);  // rank 1 never comes
+    auto took = std::chrono::steady_clock::now() - start;
+    unsetenv("HCCL_CONNECT_TIMEOUT");
+    EXPECT_EQ(comm, nullptr);
+    EXPECT_GE(took, std::chrono::milliseconds(1900));
+    EXPECT_LT(took, std::chrono::seconds(10));
+}

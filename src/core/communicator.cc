@@ -90,7 +90,17 @@ HcclResult Communicator::acceptFrom(uint32_t peer, Deadline deadline) {
     }
 }
 
+// Once per process: every registered variable the user set, so a log shows the
+// configuration a job really ran with.
+static void logEnvironmentOnce() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (const std::string& v : env::setVariables()) log::info("environment: {}", v);
+    });
+}
+
 void Communicator::logInit() const {
+    logEnvironmentOnce();
     int shm = 0, tcp = 0;
     for (const auto& l : links_)
         if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : tcp)++;

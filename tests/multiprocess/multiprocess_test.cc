@@ -30,6 +30,20 @@ TEST_P(MultiProcess, RootInfo) {
     std::remove(file.c_str());
 }
 
+// Two emulated hosts (HOSTCCL_HOST_ID, passed per process): ranks on one host talk
+// over shared memory, across hosts over TCP, in one communicator.
+TEST_P(MultiProcess, MixedTransportsAcrossEmulatedHosts) {
+    const uint32_t n = GetParam();
+    std::string file = tempPath("mixed-" + std::to_string(n));
+    std::remove(file.c_str());
+    std::vector<std::vector<std::string>> argvs;
+    for (uint32_t r = 0; r < n; ++r)
+        argvs.push_back({"/usr/bin/env", "HOSTCCL_HOST_ID=emulated-host-" + std::to_string(r % 2), HOSTCCL_WORKER,
+                         "rootinfo", file, std::to_string(r), std::to_string(n)});
+    expectAllExitZero(runProcesses(argvs, 120));
+    std::remove(file.c_str());
+}
+
 // Two "servers" (the first half of the ranks and the rest), all on 127.0.0.1.
 TEST_P(MultiProcess, RankTable) {
     const uint32_t n = GetParam();
