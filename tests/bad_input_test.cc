@@ -149,6 +149,7 @@ TEST(BadInput, RankTableFiles) {
     HcclComm comm = nullptr;
     EXPECT_EQ(HcclCommInitClusterInfo("/nonexistent/rank_table.json", 0, &comm), HCCL_E_OPEN_FILE_FAILURE);
     EXPECT_EQ(HcclCommInitClusterInfo(nullptr, 0, &comm), HCCL_E_PTR);
+    EXPECT_EQ(HcclCommInitClusterInfo("/tmp", 0, &comm), HCCL_E_OPEN_FILE_FAILURE);  // unreadable: a directory
     std::string longPath(5000, 'a');
     EXPECT_EQ(HcclCommInitClusterInfo(longPath.c_str(), 0, &comm), HCCL_E_PARA);
     std::string path = "/tmp/hostccl-bad-table-" + std::to_string(getpid()) + ".json";

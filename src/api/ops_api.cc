@@ -10,7 +10,7 @@ using namespace hostccl::api;
 namespace {
 
 // Common prologue: live communicator and stream.
-HcclResult begin(HcclComm comm, aclrtStream stream, const char* fn, Communicator** c, runtime::Stream** s) {
+HcclResult begin(HcclComm comm, aclrtStream stream, const char* fn, Communicator** c, std::shared_ptr<runtime::Stream>* s) {
     HOSTCCL_CHECK(checkComm(comm, fn, c));
     return checkStream(stream, fn, s);
 }
@@ -21,9 +21,9 @@ void logEntry(const char* fn, const Communicator& c, const CollArgs& a) {
               c.rank(), a.sendBuf, a.recvBuf, a.count, dtypeName(a.dtype), reduceOpName(a.op), a.root, a.peer);
 }
 
-HcclResult submit(const char* fn, Communicator* c, runtime::Stream* s, CollArgs args) {
+HcclResult submit(const char* fn, Communicator* c, const std::shared_ptr<runtime::Stream>& s, CollArgs args) {
     logEntry(fn, *c, args);
-    return enqueue(c, s, std::move(args));
+    return enqueue(c, *s, std::move(args));
 }
 
 std::vector<uint64_t> uniform(uint32_t n, uint64_t value) { return std::vector<uint64_t>(n, value); }
@@ -65,7 +65,7 @@ HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataT
                          HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAllReduce";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
     HOSTCCL_CHECK(checkBuffer(sendBuf, count, 1, dataType, true, fn, "sendBuf"));
@@ -84,7 +84,7 @@ HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint3
                          aclrtStream stream) {
     const char* fn = "HcclBroadcast";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
     HOSTCCL_CHECK(checkRank(root, *c, fn, "root"));
@@ -103,7 +103,7 @@ HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType
                       uint32_t root, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclReduce";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
     HOSTCCL_CHECK(checkRank(root, *c, fn, "root"));
@@ -124,7 +124,7 @@ HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclD
                          aclrtStream stream) {
     const char* fn = "HcclAllGather";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
     HOSTCCL_CHECK(checkBuffer(sendBuf, sendCount, 1, dataType, false, fn, "sendBuf"));
@@ -144,7 +144,7 @@ HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, cons
                           const void* recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAllGatherV";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
     CollArgs a;
@@ -165,7 +165,7 @@ HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, H
                              HcclReduceOp op, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclReduceScatter";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
     HOSTCCL_CHECK(checkBuffer(sendBuf, recvCount, c->size(), dataType, true, fn, "sendBuf"));
@@ -187,7 +187,7 @@ HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void*
                               aclrtStream stream) {
     const char* fn = "HcclReduceScatterV";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
     CollArgs a;
@@ -210,7 +210,7 @@ HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDat
                        HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclScatter";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
     HOSTCCL_CHECK(checkRank(root, *c, fn, "root"));
@@ -230,7 +230,7 @@ HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32
                     aclrtStream stream) {
     const char* fn = "HcclSend";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
     HOSTCCL_CHECK(checkRank(destRank, *c, fn, "destRank"));
@@ -249,7 +249,7 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
                     aclrtStream stream) {
     const char* fn = "HcclRecv";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
     HOSTCCL_CHECK(checkRank(srcRank, *c, fn, "srcRank"));
@@ -267,7 +267,7 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
 HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclBatchSendRecv";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     if (itemNum > 0 && sendRecvInfo == nullptr) return fail(HCCL_E_PTR, c->site(fn), "sendRecvInfo is NULL");
     for (uint32_t i = 0; i < itemNum; ++i) {
@@ -291,7 +291,7 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
                          HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAlltoAllV";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(sendType, fn));
     HOSTCCL_CHECK(checkType(recvType, fn));
@@ -353,7 +353,7 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclBarrier";
     Communicator* c;
-    runtime::Stream* s;
+    std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     CollArgs a;
     a.type = CollType::Barrier;

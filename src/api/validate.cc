@@ -13,7 +13,7 @@ HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out) {
     return HCCL_SUCCESS;
 }
 
-HcclResult checkStream(aclrtStream stream, const char* fn, runtime::Stream** out) {
+HcclResult checkStream(aclrtStream stream, const char* fn, std::shared_ptr<runtime::Stream>* out) {
     *out = runtime::resolveStream(stream);
     if (*out == nullptr) return fail(HCCL_E_PARA, "{}: stream {} is not a live stream", fn, stream);
     return HCCL_SUCCESS;
@@ -49,9 +49,9 @@ HcclResult checkRank(uint32_t rank, const Communicator& c, const char* fn, const
     return HCCL_SUCCESS;
 }
 
-HcclResult enqueue(Communicator* c, runtime::Stream* stream, CollArgs args) {
+HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
     c->opEnqueued();
-    stream->enqueue([c, args = std::move(args)] {
+    stream.enqueue([c, args = std::move(args)] {
         HcclResult rc = c->execute(args);
         c->opFinished();
         return static_cast<int>(rc);

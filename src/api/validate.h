@@ -11,7 +11,7 @@
 namespace hostccl::api {
 
 HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out);
-HcclResult checkStream(aclrtStream stream, const char* fn, runtime::Stream** out);
+HcclResult checkStream(aclrtStream stream, const char* fn, std::shared_ptr<runtime::Stream>* out);
 // dtype valid; for reductions also op valid and (dtype, op) reducible.
 HcclResult checkType(HcclDataType dtype, const char* fn);
 HcclResult checkReduction(HcclDataType dtype, HcclReduceOp op, const char* fn);
@@ -22,6 +22,6 @@ HcclResult checkBuffer(const void* buf, uint64_t count, uint64_t blocks, HcclDat
 HcclResult checkRank(uint32_t rank, const Communicator& c, const char* fn, const char* name);
 
 // Queues `args` on `stream`; the op runs on the stream's thread.
-HcclResult enqueue(Communicator* c, runtime::Stream* stream, CollArgs args);
+HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args);
 
 }  // namespace hostccl::api

@@ -23,9 +23,9 @@ const std::vector<Var>& registry() {
         {"HCCL_SOCKET_IFNAME", "", "Interface selection: prefixes, ^prefix to exclude, =name exact, ^=name exclude exact."},
         {"HCCL_IF_BASE_PORT", "", "First port the root-info listener tries (it scans 32 ports from there); unset = any free port."},
         {"HOSTCCL_RANKTABLE_PORT", "16666", "Rendezvous port of a rank table whose rank 0 has neither host_port nor device_port."},
-        {"HCCL_BUFFSIZE", "200", "Per-communicator staging size in MB. Config hcclBufferSize wins."},
-        {"HCCL_DETERMINISTIC", "false", "true/strict: reductions in a fixed order. Config hcclDeterministic wins."},
-        {"HCCL_ALGO", "", "Algorithm override in HCCL syntax (parsed by the selector; stored for now)."},
+        {"HCCL_BUFFSIZE", "200", "MB; accepted for compatibility (hostccl sizes its own staging). Config hcclBufferSize wins."},
+        {"HCCL_DETERMINISTIC", "false", "true/strict; accepted for compatibility: hostccl's reduction order is always fixed by the rank count."},
+        {"HCCL_ALGO", "", "Algorithm override in HCCL syntax; stored, honoured once the selector lands."},
         // Host runtime shim.
         {"HOSTCCL_DEVICE_COUNT", "8", "Number of logical devices aclrtGetDeviceCount reports."},
         // Topology and transports.

@@ -154,7 +154,7 @@ aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src, size_t cou
                           aclrtStream stream) {
     aclError rc = checkCopy("aclrtMemcpyAsync", dst, destMax, src, count, kind);
     if (rc != ACL_SUCCESS) return rc;
-    Stream* s = resolveStream(stream);
+    auto s = resolveStream(stream);
     if (s == nullptr) return invalid("aclrtMemcpyAsync", "not a live stream");
     s->enqueue([=] {
         if (count > 0) std::memmove(dst, src, count);
@@ -173,7 +173,7 @@ aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value, size_t count)
 aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t count, aclrtStream stream) {
     if (count > maxCount) return invalid("aclrtMemsetAsync", "count exceeds maxCount");
     if (count > 0 && devPtr == nullptr) return invalid("aclrtMemsetAsync", "devPtr is NULL");
-    Stream* s = resolveStream(stream);
+    auto s = resolveStream(stream);
     if (s == nullptr) return invalid("aclrtMemsetAsync", "not a live stream");
     s->enqueue([=] {
         if (count > 0) std::memset(devPtr, value, count);
@@ -207,13 +207,13 @@ aclError aclrtDestroyStream(aclrtStream stream) {
 }
 
 aclError aclrtSynchronizeStream(aclrtStream stream) {
-    Stream* s = resolveStream(stream);
+    auto s = resolveStream(stream);
     if (s == nullptr) return invalid("aclrtSynchronizeStream", "not a live stream");
     return s->synchronize(Deadline::never());
 }
 
 aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
-    Stream* s = resolveStream(stream);
+    auto s = resolveStream(stream);
     if (s == nullptr) return invalid("aclrtSynchronizeStreamWithTimeout", "not a live stream");
     if (timeout < -1) return invalid("aclrtSynchronizeStreamWithTimeout", "timeout must be >= -1");
     Deadline d = timeout == -1 ? Deadline::never() : Deadline::after(std::chrono::milliseconds(timeout));
@@ -237,44 +237,44 @@ aclError aclrtDestroyEvent(aclrtEvent event) {
 }
 
 aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-    Event* e = resolveEvent(event);
-    Stream* s = resolveStream(stream);
+    auto e = resolveEvent(event);
+    auto s = resolveStream(stream);
     if (e == nullptr || s == nullptr) return invalid("aclrtRecordEvent", "not a live event or stream");
     e->record(*s);
     return ACL_SUCCESS;
 }
 
 aclError aclrtResetEvent(aclrtEvent event, aclrtStream /*stream*/) {
-    Event* e = resolveEvent(event);
+    auto e = resolveEvent(event);
     if (e == nullptr) return invalid("aclrtResetEvent", "not a live event");
     e->reset();
     return ACL_SUCCESS;
 }
 
 aclError aclrtSynchronizeEvent(aclrtEvent event) {
-    Event* e = resolveEvent(event);
+    auto e = resolveEvent(event);
     if (e == nullptr) return invalid("aclrtSynchronizeEvent", "not a live event");
     e->synchronize();
     return ACL_SUCCESS;
 }
 
 aclError aclrtQueryEventStatus(aclrtEvent event, aclrtEventStatus* status) {
-    Event* e = resolveEvent(event);
+    auto e = resolveEvent(event);
     if (e == nullptr || status == nullptr) return invalid("aclrtQueryEventStatus", "bad event or NULL status");
     *status = e->complete() ? ACL_EVENT_STATUS_COMPLETE : ACL_EVENT_STATUS_NOT_READY;
     return ACL_SUCCESS;
 }
 
 aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent, aclrtEvent endEvent) {
-    Event* a = resolveEvent(startEvent);
-    Event* b = resolveEvent(endEvent);
+    auto a = resolveEvent(startEvent);
+    auto b = resolveEvent(endEvent);
     if (ms == nullptr || a == nullptr || b == nullptr) return invalid("aclrtEventElapsedTime", "bad arguments");
     return Event::elapsedMs(*a, *b, ms) ? ACL_SUCCESS : invalid("aclrtEventElapsedTime", "event not completed");
 }
 
 aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-    Event* e = resolveEvent(event);
-    Stream* s = resolveStream(stream);
+    auto e = resolveEvent(event);
+    auto s = resolveStream(stream);
     if (e == nullptr || s == nullptr) return invalid("aclrtStreamWaitEvent", "not a live event or stream");
     e->makeStreamWait(*s);
     return ACL_SUCCESS;

@@ -11,13 +11,13 @@ void Event::record(Stream& stream) {
         std::lock_guard<std::mutex> lock(mutex_);
         generation = ++recorded_;
     }
-    stream.enqueue([this, generation] {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (generation > completed_) {
-            completed_ = generation;
-            stamp_ = std::chrono::steady_clock::now();
+    stream.enqueue([self = shared_from_this(), generation] {
+        std::lock_guard<std::mutex> lock(self->mutex_);
+        if (generation > self->completed_) {
+            self->completed_ = generation;
+            self->stamp_ = std::chrono::steady_clock::now();
         }
-        reached_.notify_all();
+        self->reached_.notify_all();
         return 0;
     });
 }
@@ -54,8 +54,8 @@ void Event::makeStreamWait(Stream& stream) {
         generation = recorded_;
     }
     if (generation == 0) return;
-    stream.enqueue([this, generation] {
-        waitFor(generation);
+    stream.enqueue([self = shared_from_this(), generation] {
+        self->waitFor(generation);
         return 0;
     });
 }
@@ -79,7 +79,7 @@ bool Event::elapsedMs(Event& start, Event& end, float* ms) {
 namespace {
 struct EventTable {
     std::mutex mutex;
-    std::unordered_map<Event*, std::unique_ptr<Event>> live;
+    std::unordered_map<Event*, std::shared_ptr<Event>> live;
 };
 EventTable& table() {
     static EventTable* t = new EventTable;
@@ -87,18 +87,18 @@ EventTable& table() {
 }
 }  // namespace
 
-Event* createEvent() {
-    auto e = std::make_unique<Event>();
+void* createEvent() {
+    auto e = std::make_shared<Event>();
     Event* raw = e.get();
     std::lock_guard<std::mutex> lock(table().mutex);
     table().live.emplace(raw, std::move(e));
     return raw;
 }
 
-Event* resolveEvent(void* handle) {
+std::shared_ptr<Event> resolveEvent(void* handle) {
     std::lock_guard<std::mutex> lock(table().mutex);
     auto it = table().live.find(static_cast<Event*>(handle));
-    return it == table().live.end() ? nullptr : it->second.get();
+    return it == table().live.end() ? nullptr : it->second;
 }
 
 bool destroyEvent(void* handle) {

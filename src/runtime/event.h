@@ -6,13 +6,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "runtime/stream.h"
 
 namespace hostccl::runtime {
 
-class Event {
+class Event : public std::enable_shared_from_this<Event> {
 public:
     void record(Stream& stream);
     void reset();
@@ -32,8 +33,10 @@ private:
     std::chrono::steady_clock::time_point stamp_{};
 };
 
-Event* createEvent();
-Event* resolveEvent(void* handle);  // nullptr when not a live event
+// Events are shared-owned: a record or wait queued on a stream keeps its event
+// alive even if the user destroys the handle first.
+void* createEvent();
+std::shared_ptr<Event> resolveEvent(void* handle);  // nullptr when not a live event
 bool destroyEvent(void* handle);
 
 }  // namespace hostccl::runtime

@@ -61,8 +61,8 @@ void Stream::run() {
 namespace {
 struct StreamTable {
     std::mutex mutex;
-    std::unordered_map<Stream*, std::unique_ptr<Stream>> live;
-    std::unique_ptr<Stream> defaultStream;
+    std::unordered_map<Stream*, std::shared_ptr<Stream>> live;
+    std::shared_ptr<Stream> defaultStream;
 };
 StreamTable& table() {
     static StreamTable* t = new StreamTable;  // outlives static destructors of users
@@ -70,19 +70,19 @@ StreamTable& table() {
 }
 }  // namespace
 
-Stream* resolveStream(aclrtStream handle) {
+std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
     StreamTable& t = table();
     std::lock_guard<std::mutex> lock(t.mutex);
     if (handle == nullptr) {
-        if (!t.defaultStream) t.defaultStream = std::make_unique<Stream>(currentDeviceOr(0));
-        return t.defaultStream.get();
+        if (!t.defaultStream) t.defaultStream = std::make_shared<Stream>(currentDeviceOr(0));
+        return t.defaultStream;
     }
     auto it = t.live.find(static_cast<Stream*>(handle));
-    return it == t.live.end() ? nullptr : it->second.get();
+    return it == t.live.end() ? nullptr : it->second;
 }
 
-Stream* createStream() {
-    auto s = std::make_unique<Stream>(currentDeviceOr(0));
+aclrtStream createStream() {
+    auto s = std::make_shared<Stream>(currentDeviceOr(0));
     Stream* raw = s.get();
     StreamTable& t = table();
     std::lock_guard<std::mutex> lock(t.mutex);
@@ -90,8 +90,10 @@ Stream* createStream() {
     return raw;
 }
 
+// The last owner runs what is queued and joins the worker: usually this call, or
+// an API call still holding the stream.
 bool destroyStream(aclrtStream handle) {
-    std::unique_ptr<Stream> victim;
+    std::shared_ptr<Stream> victim;
     {
         StreamTable& t = table();
         std::lock_guard<std::mutex> lock(t.mutex);
@@ -104,14 +106,14 @@ bool destroyStream(aclrtStream handle) {
 }
 
 void synchronizeAllStreams() {
-    std::vector<Stream*> all;
+    std::vector<std::shared_ptr<Stream>> all;
     {
         StreamTable& t = table();
         std::lock_guard<std::mutex> lock(t.mutex);
-        for (auto& [raw, owned] : t.live) all.push_back(raw);
-        if (t.defaultStream) all.push_back(t.defaultStream.get());
+        for (auto& entry : t.live) all.push_back(entry.second);
+        if (t.defaultStream) all.push_back(t.defaultStream);
     }
-    for (Stream* s : all) s->synchronize(Deadline::never());
+    for (auto& s : all) s->synchronize(Deadline::never());
 }
 
 }  // namespace hostccl::runtime

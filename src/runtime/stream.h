@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -48,9 +49,10 @@ private:
 };
 
 // Resolves a handle: nullptr is the process's default stream; a handle that is not
-// a live stream returns nullptr.
-Stream* resolveStream(aclrtStream handle);
-Stream* createStream();
+// a live stream returns nullptr. The caller shares ownership, so a concurrent
+// aclrtDestroyStream cannot free the stream under it.
+std::shared_ptr<Stream> resolveStream(aclrtStream handle);
+aclrtStream createStream();
 bool destroyStream(aclrtStream handle);
 void synchronizeAllStreams();
 

@@ -1,6 +1,7 @@
 #include "core/bootstrap/rank_table.h"
 
 #include <arpa/inet.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <map>
@@ -162,6 +163,11 @@ HcclResult parseRankTable(const std::string& text, RankTable* out, std::string* 
 }
 
 HcclResult loadRankTable(const std::string& path, RankTable* out, std::string* content, std::string* why) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        *why = "cannot read: not a regular file";
+        return HCCL_E_OPEN_FILE_FAILURE;
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) {
         *why = "cannot open: " + std::string(std::strerror(errno));

@@ -1,0 +1,164 @@
+// The ACL runtime shim: streams, events, memory, devices, and bad handles.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "acl/acl.h"
+#include "runtime/memory.h"
+#include "runtime/stream.h"
+
+using namespace std::chrono_literals;
+
+namespace {
+struct StreamGuard {
+    aclrtStream s = nullptr;
+    StreamGuard() { EXPECT_EQ(aclrtCreateStream(&s), ACL_SUCCESS); }
+    ~StreamGuard() { aclrtDestroyStream(s); }
+};
+}  // namespace
+
+TEST(Stream, RunsTasksInOrderAndSynchronizeWaitsForThem) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    std::vector<int> order;
+    for (int i = 0; i < 100; ++i) stream->enqueue([&order, i] { order.push_back(i); return 0; });
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    ASSERT_EQ(order.size(), 100u);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+TEST(Stream, SynchronizeReturnsTheFirstErrorOnceThenClears) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    stream->enqueue([] { return 13; });
+    stream->enqueue([] { return 9; });
+    EXPECT_EQ(aclrtSynchronizeStream(g.s), 13);
+    EXPECT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+}
+
+TEST(Stream, SynchronizeWithTimeoutExpires) {
+    StreamGuard g;
+    std::atomic<bool> release{false};
+    hostccl::runtime::resolveStream(g.s)->enqueue([&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+        return 0;
+    });
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(g.s, 20), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT);
+    release = true;
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(g.s, -1), ACL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStreamWithTimeout(g.s, -2), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST(Stream, AsyncCopiesAndMemsetsRunInStreamOrder) {
+    StreamGuard g;
+    std::vector<char> a(64, 'a'), b(64, 0);
+    ASSERT_EQ(aclrtMemsetAsync(a.data(), 64, 'z', 32, g.s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMemcpyAsync(b.data(), 64, a.data(), 64, ACL_MEMCPY_DEVICE_TO_DEVICE, g.s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    EXPECT_EQ(std::string(b.data(), 64), std::string(32, 'z') + std::string(32, 'a'));
+    EXPECT_EQ(aclrtMemcpyAsync(b.data(), 8, a.data(), 64, ACL_MEMCPY_HOST_TO_HOST, g.s), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST(Event, TimesAStretchOfAStreamAndOrdersAnotherStream) {
+    StreamGuard first, second;
+    aclrtEvent start, stop;
+    ASSERT_EQ(aclrtCreateEvent(&start), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateEventWithFlag(&stop, ACL_EVENT_TIME_LINE), ACL_SUCCESS);
+    std::atomic<int> step{0};
+    aclrtRecordEvent(start, first.s);
+    hostccl::runtime::resolveStream(first.s)->enqueue([&] {
+        std::this_thread::sleep_for(30ms);
+        step = 1;
+        return 0;
+    });
+    aclrtRecordEvent(stop, first.s);
+    // The second stream may not run its task before the first stream passes `stop`.
+    ASSERT_EQ(aclrtStreamWaitEvent(second.s, stop), ACL_SUCCESS);
+    int seen = -1;
+    hostccl::runtime::resolveStream(second.s)->enqueue([&] { seen = step; return 0; });
+    ASSERT_EQ(aclrtSynchronizeStream(second.s), ACL_SUCCESS);
+    EXPECT_EQ(seen, 1);
+    ASSERT_EQ(aclrtSynchronizeEvent(stop), ACL_SUCCESS);
+    float ms = 0;
+    ASSERT_EQ(aclrtEventElapsedTime(&ms, start, stop), ACL_SUCCESS);
+    EXPECT_GE(ms, 29.0f);
+    EXPECT_LT(ms, 2000.0f);
+    aclrtEventStatus status;
+    EXPECT_EQ(aclrtQueryEventStatus(stop, &status), ACL_SUCCESS);
+    EXPECT_EQ(status, ACL_EVENT_STATUS_COMPLETE);
+    aclrtDestroyEvent(start);
+    aclrtDestroyEvent(stop);
+}
+
+TEST(Event, DestroyingAnEventWithQueuedWorkIsSafe) {
+    StreamGuard g;
+    std::atomic<bool> release{false};
+    hostccl::runtime::resolveStream(g.s)->enqueue([&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+        return 0;
+    });
+    aclrtEvent e;
+    ASSERT_EQ(aclrtCreateEvent(&e), ACL_SUCCESS);
+    ASSERT_EQ(aclrtRecordEvent(e, g.s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyEvent(e), ACL_SUCCESS);  // the queued record still owns it
+    release = true;
+    EXPECT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyEvent(e), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtRecordEvent(e, g.s), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST(Stream, DestroyDrainsQueuedWorkAndRejectsLaterUse) {
+    aclrtStream s;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    std::atomic<int> ran{0};
+    for (int i = 0; i < 10; ++i) hostccl::runtime::resolveStream(s)->enqueue([&] { ++ran; return 0; });
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_EQ(ran.load(), 10);
+    EXPECT_EQ(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_ERROR_INVALID_PARAM);
+}
+
+TEST(Memory, DeviceMemoryIsSharedMappedAndTracked) {
+    void* p = nullptr;
+    ASSERT_EQ(aclrtMalloc(&p, 1 << 20, ACL_MEM_MALLOC_HUGE_ONLY), ACL_SUCCESS);
+    auto a = hostccl::runtime::findAllocation(static_cast<char*>(p) + 12345);
+    ASSERT_TRUE(a.has_value());
+    EXPECT_EQ(a->base, p);
+    EXPECT_EQ(a->size, size_t(1) << 20);
+    EXPECT_GE(a->fd, 0);
+    EXPECT_FALSE(hostccl::runtime::findAllocation(static_cast<char*>(p) + (1 << 20)).has_value());
+    std::memset(p, 7, 1 << 20);
+    ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(p), ACL_ERROR_INVALID_PARAM);  // twice
+    int local = 0;
+    EXPECT_EQ(aclrtFree(&local), ACL_ERROR_INVALID_PARAM);  // not ours
+    EXPECT_EQ(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+    EXPECT_EQ(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM);
+    size_t freeBytes = 0, total = 0;
+    EXPECT_EQ(aclrtGetMemInfo(ACL_HBM_MEM, &freeBytes, &total), ACL_SUCCESS);
+    EXPECT_GT(total, 0u);
+    EXPECT_LE(freeBytes, total);
+}
+
+TEST(Device, CountCurrentAndSocName) {
+    uint32_t count = 0;
+    ASSERT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);
+    EXPECT_EQ(count, 8u);  // HOSTCCL_DEVICE_COUNT default
+    EXPECT_EQ(aclrtSetDevice(int32_t(count)), ACL_ERROR_RT_INVALID_DEVICEID);
+    std::thread([] {
+        int32_t d = 5;
+        EXPECT_EQ(aclrtGetDevice(&d), ACL_ERROR_INVALID_DEVICE);  // none set on this thread
+        EXPECT_EQ(aclrtSetDevice(3), ACL_SUCCESS);
+        EXPECT_EQ(aclrtGetDevice(&d), ACL_SUCCESS);
+        EXPECT_EQ(d, 3);
+    }).join();
+    EXPECT_STREQ(aclrtGetSocName(), "Ascend910B1");
+    EXPECT_EQ(aclInit(nullptr), ACL_SUCCESS);
+    EXPECT_EQ(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE);
+    EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+    EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
+}
