@@ -41,6 +41,7 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
                                 CommOptions options, Communicator** out) {
     std::unique_ptr<Communicator> c(new Communicator(identity, std::move(table), device, std::move(options)));
     HOSTCCL_CHECK(c->connectLinks());
+    c->buildView();
     c->logInit();
     registerComm(c.get());
     *out = c.release();
@@ -111,23 +112,27 @@ void Communicator::logInit() const {
 
 HcclResult Communicator::execute(const CollArgs& args) {
     std::lock_guard<std::mutex> lock(execMutex_);
-    ErrorSite s = site(collName(args.type));
     if (HcclResult prior = asyncError_.load(); prior != HCCL_SUCCESS)
-        return fail(prior, s, "communicator failed earlier ({}); destroy it and create a new one", resultName(prior));
-    CommView view;
-    view.rank = rank();
-    view.size = size();
-    view.commId = id();
-    view.name = name();
-    view.scratch = &scratch_;
-    view.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
-    for (auto& l : links_) view.links.push_back(l.get());
-    Context ctx(view, args, Deadline::afterSeconds(options_.execTimeoutSec), &aborted_);
+        return fail(prior, site(collName(args.type)), "communicator failed earlier ({}); destroy it and create a new one",
+                    resultName(prior));
+    view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
+    Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &aborted_);
     const Algorithm& algo = selectAlgorithm(ctx);
-    log::debug("{} seq {} count {} via {}", describe(s), view.seq, args.count, algo.name());
+    if (log::logger().should_log(spdlog::level::debug))
+        log::debug("{} seq {} count {} via {}", describe(ctx.site()), view_.seq, args.count, algo.name());
     HcclResult rc = algo.run(ctx);
     if (rc != HCCL_SUCCESS) asyncError_.store(rc);
     return rc;
+}
+
+// What algorithms see; fixed once the links exist (only the sequence number changes).
+void Communicator::buildView() {
+    view_.rank = rank();
+    view_.size = size();
+    view_.commId = id();
+    view_.name = name();
+    view_.scratch = &scratch_;
+    for (auto& l : links_) view_.links.push_back(l.get());
 }
 
 void Communicator::opFinished() {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "algorithms/coll_args.h"
+#include "algorithms/context.h"
 #include "common/deadline.h"
 #include "common/error.h"
 #include "common/siphash.h"
@@ -60,6 +61,7 @@ private:
     HcclResult connectLinks();
     HcclResult connectTo(uint32_t peer, Deadline deadline);
     HcclResult acceptFrom(uint32_t peer, Deadline deadline);
+    void buildView();
     void logInit() const;
 
     const CommIdentity identity_;
@@ -68,6 +70,7 @@ private:
     CommOptions options_;
     std::vector<std::unique_ptr<transport::Link>> links_;  // [peer]; null for self
     std::vector<char> scratch_;
+    CommView view_;  // guarded by execMutex_
     std::mutex execMutex_;
     uint64_t collSeq_ = 0;
     std::atomic<HcclResult> asyncError_{HCCL_SUCCESS};
