@@ -49,7 +49,8 @@ HcclReduceOp parseOp(const std::string& s) {
 struct Row {
     double us[2] = {0, 0};
     uint64_t wrong[2] = {0, 0};
-    bool failed = false;
+    bool failed[2] = {false, false};
+    bool skipped[2] = {false, false};  // in place where HCCL requires distinct buffers
 };
 
 // One rank's share of one size: out-of-place then in-place, each timed over
@@ -59,44 +60,61 @@ struct RankRunner {
     const PerfOptions& o;
     HcclComm comm;
     aclrtStream stream;
-    uint32_t rank, n;
+    uint32_t rank;
 
-    void measure(uint64_t count, bool inPlace, double* us, uint64_t* wrong, bool* failed) {
+    void measure(const Layout& l, int column, Row* row) {
+        const bool inPlace = column == 1;
+        if (inPlace && !op.inPlace) {
+            row->skipped[column] = true;
+            return;
+        }
         const size_t es = dtypeSize(o.dtype);
-        uint64_t sendN = std::max<uint64_t>(op.sendElems(count, n), 1), recvN = std::max<uint64_t>(op.recvElems(count, n), 1);
-        void *send = nullptr, *recv = nullptr;
-        aclrtMalloc(&send, std::max(sendN, inPlace ? recvN : 0) * es, ACL_MEM_MALLOC_HUGE_FIRST);
-        aclrtMalloc(&recv, recvN * es, ACL_MEM_MALLOC_HUGE_FIRST);
-        Buffers b{send, inPlace ? send : recv, count};
+        void *bufA = nullptr, *bufB = nullptr, *send = nullptr, *recv = nullptr;
+        if (inPlace) {
+            aclrtMalloc(&bufA, std::max<uint64_t>({l.sendElems, l.recvElems, 1}) * es, ACL_MEM_MALLOC_HUGE_FIRST);
+            op.placeInPlace(static_cast<char*>(bufA), l, rank, es, &send, &recv);
+        } else {
+            aclrtMalloc(&bufA, std::max<uint64_t>(l.sendElems, 1) * es, ACL_MEM_MALLOC_HUGE_FIRST);
+            aclrtMalloc(&bufB, std::max<uint64_t>(l.recvElems, 1) * es, ACL_MEM_MALLOC_HUGE_FIRST);
+            send = bufA;
+            recv = bufB;
+        }
         aclrtEvent start, stop;
         aclrtCreateEvent(&start);
         aclrtCreateEvent(&stop);
         HcclResult rc = HCCL_SUCCESS;
-        op.fill(send, count, rank, o);
-        for (int i = 0; i < o.warmup && rc == HCCL_SUCCESS; ++i) rc = op.call(b, o, comm, stream);
+        op.fill(send, recv, l, rank, o);
+        for (int i = 0; i < o.warmup && rc == HCCL_SUCCESS; ++i) rc = op.call(send, recv, l, o, rank, comm, stream);
         aclrtRecordEvent(start, stream);
-        for (int i = 0; i < o.iters && rc == HCCL_SUCCESS; ++i) rc = op.call(b, o, comm, stream);
+        for (int i = 0; i < o.iters && rc == HCCL_SUCCESS; ++i) rc = op.call(send, recv, l, o, rank, comm, stream);
         aclrtRecordEvent(stop, stream);
         int sync = aclrtSynchronizeStream(stream);
         float ms = 0;
         aclrtEventElapsedTime(&ms, start, stop);
-        *us = o.iters > 0 ? ms * 1000.0 / o.iters : 0;
+        row->us[column] = o.iters > 0 ? ms * 1000.0 / o.iters : 0;
         if (rc == HCCL_SUCCESS && sync == 0 && o.check) {
-            op.fill(send, count, rank, o);
-            rc = op.call(b, o, comm, stream);
+            op.fill(send, recv, l, rank, o);
+            rc = op.call(send, recv, l, o, rank, comm, stream);
             sync = aclrtSynchronizeStream(stream);
-            *wrong = op.verify(b.recv, count, rank, o);
+            row->wrong[column] = op.verify(send, recv, l, rank, o);
         }
-        *failed = rc != HCCL_SUCCESS || sync != 0;
+        row->failed[column] = rc != HCCL_SUCCESS || sync != 0;
         aclrtDestroyEvent(start);
         aclrtDestroyEvent(stop);
-        aclrtFree(send);
-        aclrtFree(recv);
+        aclrtFree(bufA);
+        if (bufB) aclrtFree(bufB);
     }
 };
 
 void printHeader(const PerfOp& op, const PerfOptions& o) {
-    std::printf("# hostccl %s: nranks %u minBytes %lu maxBytes %lu step: %g(%s) warmup iters: %d iters: %d validation: %d\n",
+    if (o.hcclTestTable) {  // HCCL Test's layout
+        std::printf("the minbytes is %lu, maxbytes is %lu, iters is %d, warmup_iters is %d\n", (unsigned long)o.minBytes,
+                    (unsigned long)o.maxBytes, o.iters, o.warmup);
+        std::printf("%-15s | %-12s | %-18s | %s\n", "data_size(Bytes):", "aveg_time(us):", "alg_bandwidth(GB/s):",
+                    "check_result:");
+        return;
+    }
+    std::printf("# hostccl %s_perf: nranks %u minBytes %lu maxBytes %lu step: %g(%s) warmup iters: %d iters: %d validation: %d\n",
                 op.name, o.nranks, (unsigned long)o.minBytes, (unsigned long)o.maxBytes,
                 o.stepFactor > 1 ? o.stepFactor : double(o.stepBytes), o.stepFactor > 1 ? "factor" : "bytes", o.warmup,
                 o.iters, o.check);
@@ -118,6 +136,53 @@ std::vector<uint64_t> sweep(const PerfOptions& o) {
     return sizes;
 }
 
+// Merges the ranks' rows (the slowest rank sets the time) and prints the table;
+// non-zero when any value was wrong or any call failed.
+int report(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_t>& sizes,
+           const std::vector<std::vector<Row>>& rows) {
+    const size_t es = dtypeSize(o.dtype);
+    bool anyWrong = false;
+    double busSum = 0;
+    for (size_t s = 0; s < sizes.size(); ++s) {
+        Layout l = op.layout(sizes[s] / es, o.nranks);
+        uint64_t bytes = std::max(l.sendElems, l.recvElems) * es;
+        double us[2] = {0, 0};
+        uint64_t wrong[2] = {0, 0};
+        bool failed[2] = {false, false};
+        for (const Row& row : rows[s])
+            for (int c = 0; c < 2; ++c) {
+                us[c] = std::max(us[c], row.us[c]);
+                wrong[c] += row.wrong[c];
+                failed[c] = failed[c] || row.failed[c];
+            }
+        anyWrong |= wrong[0] + wrong[1] > 0 || failed[0] || failed[1];
+        if (o.hcclTestTable) {
+            double gbs = us[0] > 0 ? double(bytes) / us[0] / 1e3 : 0;
+            std::printf("%-17lu | %-14.2f | %-20.5f | %s\n", (unsigned long)bytes, us[0], gbs,
+                        !o.check ? "NULL" : (wrong[0] || failed[0]) ? "failed" : "success");
+            continue;
+        }
+        std::printf("  %10lu  %12lu  %8s  %6s  %6d", (unsigned long)bytes, (unsigned long)l.count, dtypeName(o.dtype),
+                    op.reduces ? reduceOpName(o.op) : "none", op.hasRoot ? int(o.root) : -1);
+        for (int c = 0; c < 2; ++c) {
+            double algbw = us[c] > 0 ? double(bytes) / us[c] / 1e3 : 0, busbw = algbw * op.busFactor(o.nranks);
+            if (c == (op.inPlace ? 1 : 0)) busSum += busbw;
+            if (c == 1 && !op.inPlace)
+                std::printf("  %9s %8s %8s %5s", "n/a", "n/a", "n/a", "n/a");
+            else if (failed[c])
+                std::printf("  %9s %8s %8s %5s", "error", "-", "-", "-");
+            else
+                std::printf("  %9.2f %8.2f %8.2f %5lu", us[c], algbw, busbw, (unsigned long)wrong[c]);
+        }
+        std::printf("\n");
+    }
+    if (!o.hcclTestTable) {
+        std::printf("# Out of bounds values : %s\n", anyWrong ? "FAILED" : "0 OK");
+        std::printf("# Avg bus bandwidth    : %g \n#\n", sizes.empty() ? 0.0 : busSum / double(sizes.size()));
+    }
+    return anyWrong ? 1 : 0;
+}
+
 }  // namespace
 
 int runPerf(const PerfOp& op, int argc, char** argv) {
@@ -133,8 +198,9 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
     app.add_option("-c,--check", o.check, "verify results (0/1)");
     app.add_option("-d,--datatype", dtype, "data type");
     app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");
-    app.add_option("-r,--root", o.root, "root rank")->check(CLI::NonNegativeNumber);
+    app.add_option("-r,--root", o.root, "root rank");
     app.add_option("-p,--nranks", o.nranks, "local ranks to start (threads)")->check(CLI::Range(1u, 64u));
+    app.add_flag("--hccl-test", o.hcclTestTable, "print HCCL Test's table (data_size, aveg_time, alg_bandwidth, check_result)");
     try {
         app.parse(argc, argv);
         o.minBytes = parseSize(minB);
@@ -143,7 +209,7 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
         o.dtype = parseType(dtype);
         o.op = parseOp(redop);
         if (o.minBytes > o.maxBytes) throw CLI::ValidationError("-b", "minbytes exceeds maxbytes");
-        if (o.root >= int(o.nranks)) throw CLI::ValidationError("-r", "root must be below the rank count");
+        if (o.root >= o.nranks) throw CLI::ValidationError("-r", "root must be below the rank count");
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
@@ -164,46 +230,16 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
             aclrtSetDevice(int32_t(r));
             aclrtStream stream;
             aclrtCreateStream(&stream);
-            RankRunner runner{op, o, comms[r], stream, r, o.nranks};
-            for (size_t s = 0; s < sizes.size(); ++s) {
-                uint64_t count = op.countFor(sizes[s] / dtypeSize(o.dtype), o.nranks);
-                for (int ip = 0; ip < 2; ++ip) runner.measure(count, ip == 1, &rows[s][r].us[ip], &rows[s][r].wrong[ip], &rows[s][r].failed);
-            }
+            RankRunner runner{op, o, comms[r], stream, r};
+            for (size_t s = 0; s < sizes.size(); ++s)
+                for (int column = 0; column < 2; ++column)
+                    runner.measure(op.layout(sizes[s] / dtypeSize(o.dtype), o.nranks), column, &rows[s][r]);
             aclrtDestroyStream(stream);
         });
     }
     for (auto& t : threads) t.join();
-
-    bool anyWrong = false;
-    double busSum = 0;
-    for (size_t s = 0; s < sizes.size(); ++s) {
-        uint64_t count = op.countFor(sizes[s] / dtypeSize(o.dtype), o.nranks);
-        uint64_t bytes = std::max(op.sendElems(count, o.nranks), op.recvElems(count, o.nranks)) * dtypeSize(o.dtype);
-        std::printf("  %10lu  %12lu  %8s  %6s  %6d", (unsigned long)bytes, (unsigned long)count, dtypeName(o.dtype),
-                    op.reduces ? reduceOpName(o.op) : "none", op.hasRoot ? o.root : -1);
-        for (int ip = 0; ip < 2; ++ip) {
-            double us = 0;
-            uint64_t wrong = 0;
-            bool failed = false;
-            for (const Row& row : rows[s]) {  // the slowest rank sets the time
-                us = std::max(us, row.us[ip]);
-                wrong += row.wrong[ip];
-                failed |= row.failed;
-            }
-            double algbw = us > 0 ? double(bytes) / us / 1e3 : 0, busbw = algbw * op.busFactor(o.nranks);
-            if (ip == 1) busSum += busbw;
-            anyWrong |= wrong > 0 || failed;
-            if (failed)
-                std::printf("  %9s %8s %8s %5s", "error", "-", "-", "-");
-            else
-                std::printf("  %9.2f %8.2f %8.2f %5lu", us, algbw, busbw, (unsigned long)wrong);
-        }
-        std::printf("\n");
-    }
     for (HcclComm c : comms) HcclCommDestroy(c);
-    std::printf("# Out of bounds values : %s\n", anyWrong ? "FAILED" : "0 OK");
-    std::printf("# Avg bus bandwidth    : %g \n#\n", sizes.empty() ? 0.0 : busSum / double(sizes.size()));
-    return anyWrong ? 1 : 0;
+    return report(op, o, sizes, rows);
 }
 
 }  // namespace hostccl::perf

@@ -1,11 +1,9 @@
-// The nccl-tests-style driver shared by the perf tools: command line, one rank
-// per thread, size sweep, timing with events on each rank's stream, exact
-// verification, and the result table. A tool describes its collective with a
-// PerfOp and calls runPerf().
+// The nccl-tests-style driver shared by the perf tools: command line, ranks,
+// size sweep, timing with events on each rank's stream, exact verification and
+// the result table. Each tool is one PerfOp (perf_ops.cc) handed to runPerf().
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "hccl/hccl.h"
@@ -17,35 +15,38 @@ struct PerfOptions {
     uint64_t stepBytes = 1 << 20;
     double stepFactor = 1;  // > 1: multiply
     int iters = 20, warmup = 5, check = 1;
-    int root = 0;
+    uint32_t root = 0;
     uint32_t nranks = 1;
     HcclDataType dtype = HCCL_DATA_TYPE_FP32;
     HcclReduceOp op = HCCL_REDUCE_SUM;
+    bool hcclTestTable = false;  // print HCCL Test's columns instead of nccl-tests'
 };
 
-struct Buffers {
-    void* send;
-    void* recv;
-    uint64_t count;  // the count argument of the API call
+// Element counts of one call: the API's count argument and what each buffer holds.
+struct Layout {
+    uint64_t count = 0;
+    uint64_t sendElems = 0;
+    uint64_t recvElems = 0;
 };
 
 struct PerfOp {
     const char* name;
     bool reduces;
     bool hasRoot;
-    // The API's count for a size of `elems` elements, and how many elements each buffer holds.
-    std::function<uint64_t(uint64_t elems, uint32_t n)> countFor;
-    std::function<uint64_t(uint64_t count, uint32_t n)> sendElems, recvElems;
-    // nccl-tests' algbw -> busbw factor.
-    std::function<double(uint32_t n)> busFactor;
-    std::function<HcclResult(const Buffers&, const PerfOptions&, HcclComm, aclrtStream)> call;
-    // Fills rank r's send buffer; returns the number of wrong elements in its receive buffer.
-    std::function<void(void* send, uint64_t count, uint32_t rank, const PerfOptions&)> fill;
-    std::function<uint64_t(const void* recv, uint64_t count, uint32_t rank, const PerfOptions&)> verify;
+    bool inPlace;  // false: HCCL requires distinct buffers (the in-place columns read n/a)
+    Layout (*layout)(uint64_t elems, uint32_t n);
+    double (*busFactor)(uint32_t n);  // nccl-tests' algbw -> busbw factor
+    // Where send and receive sit inside one buffer when run in place.
+    void (*placeInPlace)(char* buf, const Layout& l, uint32_t rank, size_t elemSize, void** send, void** recv);
+    HcclResult (*call)(void* send, void* recv, const Layout& l, const PerfOptions& o, uint32_t rank, HcclComm comm,
+                       aclrtStream stream);
+    void (*fill)(void* send, void* recv, const Layout& l, uint32_t rank, const PerfOptions& o);
+    // Wrong elements on this rank.
+    uint64_t (*verify)(const void* send, const void* recv, const Layout& l, uint32_t rank, const PerfOptions& o);
 };
 
-// Parses argv, runs the sweep, prints the table; exit status non-zero on any error
-// or wrong value.
+const PerfOp* findPerfOp(const std::string& name);
+
 int runPerf(const PerfOp& op, int argc, char** argv);
 
 }  // namespace hostccl::perf
