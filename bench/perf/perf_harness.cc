@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/datatype.h"
+#include "hostccl/hostccl.h"
 
 namespace hostccl::perf {
 
@@ -185,35 +186,10 @@ int report(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_t>& 
 
 }  // namespace
 
-int runPerf(const PerfOp& op, int argc, char** argv) {
-    PerfOptions o;
-    CLI::App app{std::string("hostccl ") + op.name + " benchmark (nccl-tests style)"};
-    std::string minB = "32M", maxB = "32M", step = "1M", dtype = "float", redop = "sum";
-    app.add_option("-b,--minbytes", minB, "smallest size (K/M/G suffixes)");
-    app.add_option("-e,--maxbytes", maxB, "largest size");
-    app.add_option("-i,--stepbytes", step, "additive step");
-    app.add_option("-f,--stepfactor", o.stepFactor, "multiplicative step (> 1)");
-    app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::NonNegativeNumber);
-    app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber);
-    app.add_option("-c,--check", o.check, "verify results (0/1)");
-    app.add_option("-d,--datatype", dtype, "data type");
-    app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");
-    app.add_option("-r,--root", o.root, "root rank");
-    app.add_option("-p,--nranks", o.nranks, "local ranks to start (threads)")->check(CLI::Range(1u, 64u));
-    app.add_flag("--hccl-test", o.hcclTestTable, "print HCCL Test's table (data_size, aveg_time, alg_bandwidth, check_result)");
-    try {
-        app.parse(argc, argv);
-        o.minBytes = parseSize(minB);
-        o.maxBytes = parseSize(maxB);
-        o.stepBytes = parseSize(step);
-        o.dtype = parseType(dtype);
-        o.op = parseOp(redop);
-        if (o.minBytes > o.maxBytes) throw CLI::ValidationError("-b", "minbytes exceeds maxbytes");
-        if (o.root >= o.nranks) throw CLI::ValidationError("-r", "root must be below the rank count");
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
-    }
+namespace {
 
+// Ranks as threads of this process (-p N).
+int runThreads(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_t>& sizes) {
     std::vector<HcclComm> comms(o.nranks);
     std::vector<int32_t> devices(o.nranks);
     for (uint32_t i = 0; i < o.nranks; ++i) devices[i] = int32_t(i);
@@ -222,7 +198,6 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
         return 1;
     }
     printHeader(op, o);
-    const std::vector<uint64_t> sizes = sweep(o);
     std::vector<std::vector<Row>> rows(sizes.size(), std::vector<Row>(o.nranks));
     std::vector<std::thread> threads;
     for (uint32_t r = 0; r < o.nranks; ++r) {
@@ -240,6 +215,88 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
     for (auto& t : threads) t.join();
     for (HcclComm c : comms) HcclCommDestroy(c);
     return report(op, o, sizes, rows);
+}
+
+// One rank per process under a launcher (mpirun, mpiexec, srun, torchrun). Each
+// size's results are combined across ranks with the library's own AllReduce.
+int runProcess(const PerfOp& op, PerfOptions o, const std::vector<uint64_t>& sizes) {
+    HcclComm comm = nullptr;
+    if (HcclResult rc = HostcclCommInitFromEnv(&comm); rc != HCCL_SUCCESS) {
+        std::fprintf(stderr, "HostcclCommInitFromEnv failed: %s\n", HcclGetErrorString(rc));
+        return 1;
+    }
+    uint32_t rank = 0;
+    HcclGetRankId(comm, &rank);
+    HcclGetRankSize(comm, &o.nranks);
+    if (o.root >= o.nranks) {
+        if (rank == 0) std::fprintf(stderr, "-r %u: root must be below the rank count %u\n", o.root, o.nranks);
+        HcclCommDestroy(comm);
+        return 2;
+    }
+    aclrtStream stream;
+    aclrtCreateStream(&stream);
+    if (rank == 0) printHeader(op, o);
+    RankRunner runner{op, o, comm, stream, rank};
+    std::vector<std::vector<Row>> rows(sizes.size(), std::vector<Row>(1));
+    for (size_t s = 0; s < sizes.size(); ++s) {
+        Row& row = rows[s][0];
+        for (int column = 0; column < 2; ++column)
+            runner.measure(op.layout(sizes[s] / dtypeSize(o.dtype), o.nranks), column, &row);
+        uint64_t counts[4] = {row.wrong[0], row.wrong[1], uint64_t(row.failed[0]), uint64_t(row.failed[1])};
+        HcclAllReduce(row.us, row.us, 2, HCCL_DATA_TYPE_FP64, HCCL_REDUCE_MAX, comm, stream);
+        HcclAllReduce(counts, counts, 4, HCCL_DATA_TYPE_UINT64, HCCL_REDUCE_SUM, comm, stream);
+        aclrtSynchronizeStream(stream);
+        row.wrong[0] = counts[0], row.wrong[1] = counts[1];
+        row.failed[0] = counts[2] > 0, row.failed[1] = counts[3] > 0;
+    }
+    aclrtDestroyStream(stream);
+    HcclCommDestroy(comm);
+    if (rank != 0) {  // rank 0 prints; every rank exits with the same verdict
+        bool bad = false;
+        for (auto& r : rows) bad |= r[0].wrong[0] + r[0].wrong[1] > 0 || r[0].failed[0] || r[0].failed[1];
+        return bad ? 1 : 0;
+    }
+    return report(op, o, sizes, rows);
+}
+
+}  // namespace
+
+int runPerf(const PerfOp& op, int argc, char** argv) {
+    PerfOptions o;
+    CLI::App app{std::string("hostccl ") + op.name + "_perf (nccl-tests style). Without -p under mpirun, mpiexec, "
+                 "srun or torchrun, each process is one rank (see HostcclCommInitFromEnv)."};
+    std::string minB = "32M", maxB = "32M", step = "1M", dtype = "float", redop = "sum";
+    app.add_option("-b,--minbytes", minB, "smallest size (K/M/G suffixes)");
+    app.add_option("-e,--maxbytes", maxB, "largest size");
+    app.add_option("-i,--stepbytes", step, "additive step");
+    app.add_option("-f,--stepfactor", o.stepFactor, "multiplicative step (> 1)");
+    app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::NonNegativeNumber);
+    app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber);
+    app.add_option("-c,--check", o.check, "verify results (0/1)");
+    app.add_option("-d,--datatype", dtype, "data type");
+    app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");
+    app.add_option("-r,--root", o.root, "root rank");
+    auto* ranksOpt = app.add_option("-p,--nranks", o.nranks, "local ranks to start as threads")->check(CLI::Range(1u, 64u));
+    app.add_flag("--hccl-test", o.hcclTestTable, "print HCCL Test's table (data_size, aveg_time, alg_bandwidth, check_result)");
+    try {
+        app.parse(argc, argv);
+        o.minBytes = parseSize(minB);
+        o.maxBytes = parseSize(maxB);
+        o.stepBytes = parseSize(step);
+        o.dtype = parseType(dtype);
+        o.op = parseOp(redop);
+        if (o.minBytes > o.maxBytes) throw CLI::ValidationError("-b", "minbytes exceeds maxbytes");
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    uint32_t launcherRank, launcherSize, localRank;
+    if (ranksOpt->count() == 0 && HostcclGetLauncherRank(&launcherRank, &launcherSize, &localRank) == HCCL_SUCCESS)
+        return runProcess(op, o, sweep(o));
+    if (o.root >= o.nranks) {
+        std::fprintf(stderr, "-r %u: root must be below the rank count %u\n", o.root, o.nranks);
+        return 2;
+    }
+    return runThreads(op, o, sweep(o));
 }
 
 }  // namespace hostccl::perf

@@ -1,5 +1,7 @@
 #include "core/comm_init.h"
 
+#include <arpa/inet.h>
+#include <netdb.h>
 #include <unistd.h>
 
 #include <set>
@@ -9,6 +11,7 @@
 #include "core/bootstrap/rank_table.h"
 #include "core/bootstrap/rendezvous.h"
 #include "core/bootstrap/root_info.h"
+#include "core/launcher_env.h"
 #include "core/net/acceptor.h"
 #include "runtime/device.h"
 
@@ -19,6 +22,19 @@ namespace {
 Deadline connectDeadline() { return Deadline::afterSeconds(env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200)); }
 
 std::string hexId(uint64_t id) { return fmt::format("{:016x}", id); }
+
+// A host name or dotted address to a dotted IPv4 address ("" when unknown).
+std::string resolveHost(const std::string& host) {
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (getaddrinfo(host.c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return host;
+    char buf[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, buf, sizeof buf);
+    freeaddrinfo(res);
+    return buf;
+}
 
 // This rank's entry for the rendezvous; the IP is filled from the connection
 // to the root unless HCCL_IF_IP names it.
@@ -104,6 +120,29 @@ HcclResult initFromRankTable(const char* path, uint32_t rank, const CommOptions&
     const std::string hostId = "server:" + table.ranks[rank].serverId;
     return gatherAndCreate(net::Endpoint{ip, port}, secret, id, static_cast<uint32_t>(table.ranks.size()), rank,
                            hostId, std::move(opts), out);
+}
+
+HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
+    LauncherInfo info;
+    std::string why;
+    if (!detectLauncher(&info, &why)) return fail(HCCL_E_PARA, "HostcclCommInitFromEnv: {}", why);
+    std::string material = fmt::format("{}|{}:{}|{}", info.jobKey, info.rootHost, info.rootPort, info.size);
+    Secret secret{siphash24(Secret{0x6c61756e63686572ULL, 0x2d6a6f622d6b6579ULL}, material.data(), material.size()),
+                  siphash24(Secret{0x6b65792d6a6f622dULL, 0x72656863616e756cULL}, material.data(), material.size())};
+    uint64_t id = siphash24(secret, "launcher", 8);
+    if (info.rank == 0) {
+        bootstrap::RendezvousSpec spec{"", info.rootPort, secret, id};
+        uint16_t bound = 0;
+        if (!bootstrap::startRendezvousServer(spec, &bound, &why))
+            return fail(HCCL_E_TCP_CONNECT, "HostcclCommInitFromEnv: rank 0 cannot listen on port {}: {}", info.rootPort, why);
+    }
+    if (runtime::currentDevice() < 0) runtime::setCurrentDevice(static_cast<int32_t>(info.localRank % runtime::deviceCount()));
+    CommOptions opts = options;
+    if (opts.name.empty()) opts.name = "hostccl-" + info.launcher + "-" + hexId(id);
+    log::info("launcher {}: rank {}/{} local rank {} meeting at {}:{}", info.launcher, info.rank, info.size,
+              info.localRank, info.rootHost, info.rootPort);
+    return gatherAndCreate(net::Endpoint{resolveHost(info.rootHost), info.rootPort}, secret, id, info.size, info.rank,
+                           hostIdentity(), std::move(opts), out);
 }
 
 HcclResult initAll(uint32_t ndev, const int32_t* devices, Communicator** out) {

@@ -16,6 +16,10 @@ HcclResult initFromRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, uint3
 // (host_port, device_port, else HOSTCCL_RANKTABLE_PORT); the job secret is derived
 // from the table's contents, which every rank reads.
 HcclResult initFromRankTable(const char* path, uint32_t rank, const CommOptions& options, Communicator** out);
+// Rank, size and meeting point from the launcher's environment (launcher_env.h);
+// rank 0 serves the rendezvous. The job secret mixes HOSTCCL_JOB_SECRET (or the
+// launcher's job id) with the meeting point and size.
+HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out);
 // One communicator per device, each initialised on its own thread of this process.
 HcclResult initAll(uint32_t ndev, const int32_t* devices, Communicator** out);
 // The members connect among themselves through the parent's peer table: no new root.

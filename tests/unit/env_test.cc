@@ -15,7 +15,7 @@ TEST(EnvRegistry, MatchesTheDocumentation) {
     ss << in.rdbuf();
     std::string doc = ss.str();
     std::set<std::string> documented;
-    std::regex row(R"(\n\| `([A-Z0-9_]+)` \|)");
+    std::regex row(R"(\n\| `([A-Za-z0-9_]+)` \|)");
     for (std::sregex_iterator it(doc.begin(), doc.end(), row), end; it != end; ++it) documented.insert((*it)[1]);
     std::set<std::string> registered;
     for (const auto& v : hostccl::env::registry()) registered.insert(v.name);
