@@ -71,6 +71,7 @@ struct Transfer {
 
     // Progress, owned by the link.
     size_t moved = 0;
+    uint64_t directSeq = 0;  // shm single copy: completes when the peer has acked this
     bool headerDone = false;
     bool complete = false;
     HcclResult error = HCCL_SUCCESS;

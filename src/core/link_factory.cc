@@ -52,7 +52,8 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ne
         *out = tcpLink(peer, commId, std::move(fd));
         return HCCL_SUCCESS;
     }
-    *out = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), 0, std::move(fd), peer.ip);
+    *out = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), 0, std::move(fd), peer.ip,
+                                                peer.pid);
     return HCCL_SUCCESS;
 }
 
@@ -78,7 +79,8 @@ HcclResult accept(const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline de
         *out = tcpLink(peer, commId, std::move(fd));
         return HCCL_SUCCESS;
     }
-    *out = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), 1, std::move(fd), peer.ip);
+    *out = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), 1, std::move(fd), peer.ip,
+                                                peer.pid);
     return HCCL_SUCCESS;
 }
 

@@ -13,6 +13,7 @@ struct AllocationTable {
     std::mutex mutex;
     std::map<const char*, Allocation> byBase;  // ordered: lookups by containing range
     size_t total = 0;
+    uint64_t lastId = 0;
 };
 AllocationTable& table() {
     static AllocationTable* t = new AllocationTable;
@@ -35,7 +36,7 @@ void* allocate(size_t size) {
     }
     AllocationTable& t = table();
     std::lock_guard<std::mutex> lock(t.mutex);
-    t.byBase.emplace(static_cast<const char*>(p), Allocation{p, size, fd});
+    t.byBase.emplace(static_cast<const char*>(p), Allocation{p, size, fd, ++t.lastId});
     t.total += size;
     return p;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 
 namespace hostccl::runtime {
@@ -11,7 +12,8 @@ namespace hostccl::runtime {
 struct Allocation {
     void* base;
     size_t size;
-    int fd;  // memfd; peers map it through /proc/<pid>/fd/<fd> or fd passing
+    int fd;       // memfd; a peer process maps it through /proc/<pid>/fd/<fd>
+    uint64_t id;  // unique for the life of the process: fd numbers get reused, ids never
 };
 
 void* allocate(size_t size);         // nullptr on failure

@@ -12,7 +12,7 @@ run_scheme() {
     local pids=() out=/tmp/hostccl-launcher-$$-$name
     for rank in $(seq 0 $((n - 1))); do
         env "$@" HOSTCCL_ROOT_ADDR=127.0.0.1:$port $(scheme_vars "$name" "$rank") \
-            timeout 120 "$tool" -b 8 -e 256K -f 16 -n 3 -w 1 >"$out-$rank" 2>&1 &
+            timeout 120 "$tool" -b 8 -e 1M -f 32 -n 3 -w 1 >"$out-$rank" 2>&1 &
         pids+=($!)
     done
     local ok=1

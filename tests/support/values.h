@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "common/datatype.h"
 #include "common/half.h"
+#include "acl/acl.h"
 #include "hccl/hccl_types.h"
 
 namespace hostccl::test {
@@ -80,7 +82,25 @@ inline int64_t reduced(HcclReduceOp op, uint32_t nranks, uint64_t i) {
 // A payload value for data-movement ops: distinct per (rank, element), < 128.
 inline int64_t payload(uint32_t rank, uint64_t i) { return static_cast<int64_t>((rank * 31 + i) % 113) + 1; }
 
-inline std::vector<char> buffer(HcclDataType t, uint64_t count) { return std::vector<char>(count * dtypeSize(t) + 16); }
+// Device memory, as HCCL programs allocate it (aclrtMalloc: shareable with peer
+// processes, so large transfers between processes take the single-copy path).
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(size_t bytes) : bytes_(bytes + 16) {
+        if (aclrtMalloc(&p_, bytes_, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) std::abort();
+        std::memset(p_, 0, bytes_);
+    }
+    ~DeviceBuffer() { aclrtFree(p_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    char* data() const { return static_cast<char*>(p_); }
+
+private:
+    size_t bytes_;
+    void* p_ = nullptr;
+};
+
+inline DeviceBuffer buffer(HcclDataType t, uint64_t count) { return DeviceBuffer(count * dtypeSize(t)); }
 
 const std::vector<HcclDataType>& allTypes();
 const std::vector<HcclDataType>& reducibleTypes();

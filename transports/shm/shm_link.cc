@@ -1,19 +1,29 @@
 #include "transports/shm/shm_link.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
+
+#include "runtime/memory.h"
 
 namespace hostccl::transport {
 
 using namespace shm;
 
-ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, net::Fd control, std::string peerHost)
+namespace {
+// Below this, copying through the slots costs less than the ack round trip.
+constexpr size_t kDirectMinBytes = 64 * 1024;
+}  // namespace
+
+ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, net::Fd control, std::string peerHost,
+                 uint32_t peerPid)
     : QueuedLink(peer, commId),
       mapping_(std::move(mapping)),
       out_(&mapping_.get()->ring[outbound]),
       in_(&mapping_.get()->ring[1 - outbound]),
       control_(std::move(control)),
+      peerInProcess_(peerPid == static_cast<uint32_t>(getpid())),
       peerHost_(std::move(peerHost)) {
     net::setNonBlocking(control_.get());
 }
@@ -29,11 +39,50 @@ bool ShmLink::progressSends() {
     bool moved = false;
     while (!sends_.empty()) {
         Transfer* t = sends_.front();
-        moved |= writeFragments(t);
+        if (t->directSeq != 0) {  // single copy: done once the peer has read it
+            if (out_->acked.value.load(std::memory_order_acquire) < t->directSeq) break;
+            t->moved = t->bytes;
+            t->complete = true;
+            moved = true;
+        } else if (!t->headerDone && t->bytes >= kDirectMinBytes && writeDescriptor(t)) {
+            moved = true;
+            continue;  // wait for the ack above
+        } else {
+            moved |= writeFragments(t);
+        }
         if (!t->complete) break;
         sends_.pop_front();
     }
     return moved;
+}
+
+// Posts where the data is instead of the data. Shareable: any address when the peer
+// is a thread of this process, else an aclrtMalloc allocation (memfd-backed).
+bool ShmLink::writeDescriptor(Transfer* t) {
+    DirectDescriptor d{};
+    d.address = reinterpret_cast<uint64_t>(t->src);
+    d.pid = static_cast<int32_t>(getpid());
+    if (!peerInProcess_) {
+        auto a = runtime::findAllocation(t->src);
+        const char* src = static_cast<const char*>(t->src);
+        if (!a || src + t->bytes > static_cast<const char*>(a->base) + a->size) return false;
+        d.allocationId = a->id;
+        d.allocationOffset = static_cast<uint64_t>(src - static_cast<const char*>(a->base));
+        d.allocationSize = a->size;
+        d.fd = a->fd;
+    }
+    uint64_t head = out_->head.value.load(std::memory_order_relaxed);
+    if (head - out_->tail.value.load(std::memory_order_acquire) >= kSlots) return false;  // retry inline later
+    d.seq = ++directSent_;
+    SlotHeader* h = out_->header(head);
+    h->fragBytes = sizeof d;
+    h->flags = kFirstFragment | kDirect;
+    h->msg = makeHeader(commId(), t->tag, t->bytes);
+    std::memcpy(out_->payload(head), &d, sizeof d);
+    t->headerDone = true;
+    t->directSeq = d.seq;
+    out_->head.value.store(head + 1, std::memory_order_release);
+    return true;
 }
 
 bool ShmLink::progressRecvs() {
@@ -58,7 +107,7 @@ bool ShmLink::writeFragments(Transfer* t) {
         SlotHeader* h = out_->header(head);
         size_t n = std::min(kSlotPayload, t->bytes - t->moved);
         h->fragBytes = static_cast<uint32_t>(n);
-        h->first = t->headerDone ? 0 : 1;
+        h->flags = t->headerDone ? 0 : kFirstFragment;
         if (!t->headerDone) h->msg = makeHeader(commId(), t->tag, t->bytes);
         if (n > 0) std::memcpy(out_->payload(head), static_cast<const char*>(t->src) + t->moved, n);
         t->headerDone = true;
@@ -76,14 +125,15 @@ int ShmLink::readFragments(Transfer* t) {
     while (!t->complete && tail != in_->head.value.load(std::memory_order_acquire)) {
         const SlotHeader* h = in_->header(tail);
         if (!t->headerDone) {
-            std::string mismatch =
-                h->first ? headerMismatch(h->msg, commId(), t->tag, t->bytes) : "peer sent a fragment out of order";
+            std::string mismatch = (h->flags & kFirstFragment) ? headerMismatch(h->msg, commId(), t->tag, t->bytes)
+                                                               : "peer sent a fragment out of order";
             if (!mismatch.empty()) {
                 failAll(HCCL_E_PARA, mismatch);
                 return -1;
             }
             t->headerDone = true;
-        } else if (h->first || h->fragBytes > t->bytes - t->moved) {
+            if (h->flags & kDirect) return readDirect(t, h, in_->payload(tail));
+        } else if ((h->flags & kFirstFragment) || h->fragBytes > t->bytes - t->moved) {
             failAll(HCCL_E_PARA, "peer sent a malformed fragment");
             return -1;
         }
@@ -100,6 +150,32 @@ int ShmLink::readFragments(Transfer* t) {
         if (t->moved == t->bytes) t->complete = true;
     }
     return advanced;
+}
+
+// Single copy: copy or reduce straight from the sender's buffer, release the slot
+// and ack, which completes the sender's transfer.
+int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* payload) {
+    DirectDescriptor d;
+    if (h->fragBytes != sizeof d) {
+        failAll(HCCL_E_PARA, "peer sent a malformed single-copy descriptor");
+        return -1;
+    }
+    std::memcpy(&d, payload, sizeof d);
+    std::string why;
+    const char* src = peerMemory_.resolve(d, t->bytes, &why);
+    if (src == nullptr) {
+        failAll(HCCL_E_INTERNAL, why);
+        return -1;
+    }
+    if (t->reduce != nullptr)
+        t->reduce(t->dst, t->local, src, t->bytes / t->elemSize);
+    else
+        std::memcpy(t->dst, src, t->bytes);
+    t->moved = t->bytes;
+    t->complete = true;
+    in_->tail.value.store(in_->tail.value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    in_->acked.value.store(d.seq, std::memory_order_release);
+    return 1;
 }
 
 // Closing our end of the control socket tells the peer at once.

@@ -9,14 +9,17 @@
 
 #include "core/net/socket.h"
 #include "transports/queued_link.h"
+#include "transports/shm/peer_memory.h"
 #include "transports/shm/shm_segment.h"
 
 namespace hostccl::transport {
 
 class ShmLink final : public QueuedLink {
 public:
-    // `outbound`/`inbound` index the segment's rings for this side.
-    ShmLink(uint32_t peer, uint64_t commId, shm::Mapping mapping, int outbound, net::Fd control, std::string peerHost);
+    // `outbound` indexes the segment's ring this side writes; `peerPid` tells
+    // whether the peer shares this address space (single copy by pointer).
+    ShmLink(uint32_t peer, uint64_t commId, shm::Mapping mapping, int outbound, net::Fd control, std::string peerHost,
+            uint32_t peerPid);
     const char* kind() const override { return "shm"; }
     bool progress() override;
     int pollFd() const override { return -1; }  // data arrives in memory, not on a socket
@@ -26,7 +29,9 @@ private:
     bool progressSends();
     bool progressRecvs();
     bool writeFragments(Transfer* t);  // true if any fragment was written
+    bool writeDescriptor(Transfer* t);  // single copy: false when the data cannot be shared
     int readFragments(Transfer* t);    // -1 failed, 0 nothing, 1 advanced
+    int readDirect(Transfer* t, const shm::SlotHeader* h, const unsigned char* payload);
     void checkPeerAlive();
     void onBroken() override;
 
@@ -34,6 +39,9 @@ private:
     shm::Ring* out_;
     shm::Ring* in_;
     net::Fd control_;
+    bool peerInProcess_;
+    shm::PeerMemory peerMemory_;
+    uint64_t directSent_ = 0;
     std::string peerHost_;
     std::chrono::steady_clock::time_point lastLivenessCheck_{};
 };

@@ -20,10 +20,27 @@ constexpr size_t kSlotHeaderBytes = 64;
 constexpr size_t kSlotPayload = kSlotBytes - kSlotHeaderBytes;
 static_assert(kSlotPayload % 16 == 0, "fragments must hold whole elements");
 
+// Flags of a slot.
+constexpr uint32_t kFirstFragment = 1;  // `msg` holds the message's header
+constexpr uint32_t kDirect = 2;         // the payload is a DirectDescriptor, not data
+
 struct SlotHeader {
     uint32_t fragBytes;
-    uint32_t first;   // 1 on a message's first fragment
-    WireHeader msg;   // valid when first == 1
+    uint32_t flags;
+    WireHeader msg;   // valid on a first fragment
+};
+
+// Single copy: where the sender's data is, so the receiver reads (or reduces) it
+// straight from there. The sender's transfer completes when the receiver bumps
+// the ring's `acked` counter past `seq`.
+struct DirectDescriptor {
+    uint64_t address;       // in the sender's address space
+    uint64_t allocationId;  // sender's aclrtMalloc allocation (0: same process, use `address`)
+    uint64_t allocationOffset;
+    uint64_t allocationSize;
+    int32_t pid;
+    int32_t fd;             // the allocation's memfd in the sender process
+    uint64_t seq;           // this message's number among the ring's direct messages
 };
 static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header fits");
 
@@ -34,8 +51,9 @@ struct alignas(64) Counter {
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "counters must work across processes");
 
 struct Ring {
-    Counter head;  // fragments written
-    Counter tail;  // fragments consumed
+    Counter head;   // fragments written
+    Counter tail;   // fragments consumed
+    Counter acked;  // direct messages the consumer has finished reading
     alignas(64) unsigned char slots[kSlots][kSlotBytes];
 
     SlotHeader* header(uint64_t n) { return reinterpret_cast<SlotHeader*>(slots[n % kSlots]); }

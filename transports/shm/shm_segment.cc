@@ -50,6 +50,7 @@ Mapping Mapping::create(std::string* name, std::string* err) {
     for (Ring& r : m.seg_->ring) {  // fresh pages are zero; make the counters explicit
         new (&r.head.value) std::atomic<uint64_t>(0);
         new (&r.tail.value) std::atomic<uint64_t>(0);
+        new (&r.acked.value) std::atomic<uint64_t>(0);
     }
     return m;
 }

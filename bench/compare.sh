@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# hostccl against Open MPI, MPICH and Gloo, back to back on this machine.
+# Per configuration and collective: busbw at 64 MiB and time at the smallest size
+# (8 B; 8 B per rank for the gathered collectives), the best peer, the ratios, and
+# hostccl's busbw as a fraction of memcpy bandwidth measured in the same run.
+#   bash bench/compare.sh [--quick] [--out docs/performance-run.md]
+# Configurations: shared memory (2 and 4 ranks on this host); TCP between two "hosts"
+# (2 and 4 ranks): the root namespace and a network namespace joined by veth
+# (root only; skipped with the reason otherwise). Peers are installed and built here
+# (never by the default build or tests).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+quick=0 out=""
+while [ $# -gt 0 ]; do
+    case $1 in --quick) quick=1 ;; --out) out=$2; shift ;; *) echo "unknown argument $1"; exit 2 ;; esac
+    shift
+done
+
+packages=(openmpi-bin libopenmpi-dev mpich libmpich-dev libgloo-dev)
+missing=()
+for p in "${packages[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing ${missing[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || exit 1
+fi
+bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
+cmake -S bench/peers -B build-peers >/dev/null && cmake --build build-peers -j2 >/dev/null || exit 1
+perf=$root/build/bench/perf peers=$root/build-peers
+logs=$(mktemp -d /tmp/hostccl-compare.XXXXXX)
+collectives=(allreduce allgather reducescatter broadcast alltoall)
+large=64M; iters_large=10; iters_small=500
+[ $quick -eq 1 ] && { large=4M; iters_large=3; iters_small=50; }
+
+memcpy=$("$peers/memcpy_bw" | awk '{print $(NF-3)}')
+
+# Field of the first data row of a table: 6 = out-of-place time (us), 8 = busbw.
+field() { awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1"; }
+small_size() { case $1 in allgather|reducescatter|alltoall) echo $((8 * $2)) ;; *) echo 8 ;; esac; }
+port() { echo $((20000 + RANDOM % 30000)); }
+
+# run_<library> NAME RANKS TRANSPORT COLLECTIVE SIZE ITERS: writes the table to $logs/NAME.
+# Ranks go round-robin over the hosts in $hosts ("" = this namespace).
+in_host() { local h=$1; shift; if [ -z "$h" ]; then "$@"; else ip netns exec "$h" "$@"; fi; }
+host_of() { local r=$1 n=$2; [ "$tcp_split" = 1 ] && [ $r -ge $((n / 2)) ] && echo "$nsB" || echo ""; }
+
+run_hostccl() {
+    local name=$1 n=$2 transport=$3 coll=$4 size=$5 iters=$6 p pids=()
+    p=$(port)
+    for r in $(seq 0 $((n - 1))); do
+        in_host "$(host_of $r $n)" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r HOSTCCL_ROOT_ADDR=$root_ip:$p \
+            $( [ "$transport" = tcp ] && [ "$tcp_split" = 0 ] && echo HOSTCCL_TRANSPORT=tcp ) \
+            timeout 600 "$perf/${coll}_perf" -b $size -e $size -n $iters -w 5 >"$logs/$name.$r" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"; mv "$logs/$name.0" "$logs/$name"
+}
+run_openmpi() {
+    local name=$1 n=$2 transport=$3 coll=$4 size=$5 iters=$6
+    local btl=self,vader; [ "$transport" = tcp ] && btl=self,tcp,vader
+    local args=(--allow-run-as-root --oversubscribe --mca btl $btl)
+    if [ "$tcp_split" = 1 ]; then  # one launcher daemon per emulated host (netns_agent.sh)
+        printf 'localhost slots=%d\n%s slots=%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.openmpi"
+        args+=(--hostfile "$logs/hosts.openmpi" --mca plm_rsh_agent "$root/bench/netns_agent.sh"
+               --mca oob_tcp_if_include $subnet --mca btl_tcp_if_include $subnet)
+        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+    else
+        [ "$transport" = tcp ] && args=(--allow-run-as-root --oversubscribe --mca btl self,tcp)
+        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+    fi
+}
+run_mpich() {
+    local name=$1 n=$2 transport=$3 coll=$4 size=$5 iters=$6
+    if [ "$tcp_split" = 1 ]; then
+        printf 'localhost:%d\n%s:%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.mpich"
+        timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$root/bench/netns_agent.sh" -f "$logs/hosts.mpich" \
+            -iface "$vethA" -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+    else
+        local env=(); [ "$transport" = tcp ] && env=(env MPIR_CVAR_CH3_NOLOCAL=1 MPIR_CVAR_NOLOCAL=1)
+        timeout 600 "${env[@]}" mpiexec.mpich -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+    fi
+}
+run_gloo() {
+    local name=$1 n=$2 coll=$4 size=$5 iters=$6 store pids=()
+    store=$(mktemp -d /tmp/hostccl-gloo.XXXXXX)
+    for r in $(seq 0 $((n - 1))); do
+        local h; h=$(host_of $r $n)
+        local ip=127.0.0.1; [ "$tcp_split" = 1 ] && { [ -n "$h" ] && ip=$ipB || ip=$ipA; }
+        in_host "$h" timeout 600 "$peers/gloo_perf" $coll --rank $r --size $n --store "$store" --host $ip \
+            -b $size -e $size -n $iters -w 5 >"$logs/$name.$r" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"; mv "$logs/$name.0" "$logs/$name"; rm -rf "$store"
+}
+
+report_line() {  # collective, then per library the two logs
+    local coll=$1
+    local hb ht best_b=0 best_bn=- best_t=0 best_tn=-
+    hb=$(field "$logs/hostccl.$coll.large" 8); ht=$(field "$logs/hostccl.$coll.small" 6)
+    for lib in openmpi mpich gloo; do
+        local b t
+        b=$(field "$logs/$lib.$coll.large" 8); t=$(field "$logs/$lib.$coll.small" 6)
+        if [ -n "$b" ] && awk -v a="$b" -v m="$best_b" 'BEGIN{exit !(a>m)}'; then best_b=$b; best_bn=$lib; fi
+        if [ -n "$t" ] && { [ "$best_tn" = - ] || awk -v a="$t" -v m="$best_t" 'BEGIN{exit !(a<m)}'; }; then best_t=$t; best_tn=$lib; fi
+    done
+    awk -v c="$coll" -v hb="${hb:-0}" -v bb="$best_b" -v bn="$best_bn" -v ht="${ht:-0}" -v bt="$best_t" -v tn="$best_tn" -v m="$memcpy" \
+        'BEGIN { printf "| %-13s | %7.2f | %7.2f %-7s | %5.2fx | %5.2f | %9.2f | %9.2f %-7s | %6.2fx |\n", c, hb, bb, bn, (bb>0?hb/bb:0), (m>0?hb/m:0), ht, bt, tn, (ht>0?bt/ht:0) }'
+}
+
+run_config() {  # label ranks transport
+    local label=$1 n=$2 transport=$3
+    echo; echo "### $label"; echo
+    echo "| collective | hostccl busbw GB/s | best peer busbw | hostccl/peer | hostccl/memcpy | hostccl time us | best peer time | peer/hostccl time |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for coll in "${collectives[@]}"; do
+        local small; small=$(small_size $coll $n)
+        for lib in hostccl openmpi mpich gloo; do
+            "run_$lib" "$lib.$coll.large" $n $transport $coll $large $iters_large
+            "run_$lib" "$lib.$coll.small" $n $transport $coll $small $iters_small
+        done
+        report_line $coll
+    done
+}
+
+{
+echo "Command: \`bash bench/compare.sh$([ $quick -eq 1 ] && echo ' --quick')\` on $(date -u +%Y-%m-%d), $(nproc) cores."
+echo "memcpy of 64 MiB with every core copying: $memcpy GB/s per core. Large size: $large; times at 8 B (8 B per rank for gathered collectives)."
+echo "Ratios: busbw hostccl/best peer (higher is better); time best peer/hostccl (higher is better)."
+tcp_split=0 root_ip=127.0.0.1
+run_config "shared memory, 2 ranks" 2 shm
+run_config "shared memory, 4 ranks on $(nproc) cores" 4 shm
+tag=hcmp$$ nsB=${tag}b vethA=${tag}a subnet=10.232.0.0/24 ipA=10.232.0.1 ipB=10.232.0.2
+if [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
+    trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null' EXIT
+    ip link add "$vethA" type veth peer name ${tag}b0 && ip link set ${tag}b0 netns "$nsB"
+    ip addr add $ipA/24 dev "$vethA" && ip link set "$vethA" up
+    ip -n "$nsB" addr add $ipB/24 dev ${tag}b0 && ip -n "$nsB" link set ${tag}b0 up && ip -n "$nsB" link set lo up
+    tcp_split=1 root_ip=$ipA
+    run_config "TCP between two network namespaces, 2 ranks (1 per host)" 2 tcp
+    run_config "TCP between two network namespaces, 4 ranks (2 per host)" 4 tcp
+else
+    echo; echo "TCP between network namespaces: skipped (needs root and ip netns)."
+fi
+} | tee "${out:-/dev/null}"
+echo "raw tables: $logs"
