@@ -9,6 +9,19 @@ using transport::MsgKind;
 using transport::MsgTag;
 using transport::Transfer;
 
+namespace {
+struct Scratch {
+    std::deque<transport::Transfer> posted;
+    std::vector<transport::Transfer*> pending;
+    std::vector<uint32_t> sentTo, receivedFrom;
+};
+// Ops run one at a time per stream thread, so per-thread storage is never shared.
+Scratch& threadScratch() {
+    thread_local Scratch s;
+    return s;
+}
+}  // namespace
+
 Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, const std::atomic<bool>* aborted)
     : comm_(comm),
       args_(args),
@@ -16,8 +29,14 @@ Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, 
       aborted_(aborted),
       elemSize_(dtypeSize(args.dtype)),
       reduce_(isReduction(args.type) ? reduceFunction(args.dtype, args.op) : nullptr),
-      sentTo_(comm.size, 0),
-      receivedFrom_(comm.size, 0) {}
+      posted_(threadScratch().posted),
+      pending_(threadScratch().pending),
+      sentTo_(threadScratch().sentTo),
+      receivedFrom_(threadScratch().receivedFrom) {
+    posted_.clear();
+    sentTo_.assign(comm.size, 0);
+    receivedFrom_.assign(comm.size, 0);
+}
 
 ErrorSite Context::site() const {
     ErrorSite s;
@@ -103,10 +122,9 @@ void Context::recvP2p(uint32_t peer, void* buf, uint64_t count, HcclDataType dty
 }
 
 HcclResult Context::waitAll() {
-    std::vector<Transfer*> pending;
-    pending.reserve(posted_.size());
-    for (Transfer& t : posted_) pending.push_back(&t);
-    HcclResult rc = transport::waitAll(pending, deadline_, aborted_, site());
+    pending_.clear();
+    for (Transfer& t : posted_) pending_.push_back(&t);
+    HcclResult rc = transport::waitAll(pending_, deadline_, aborted_, site());
     posted_.clear();
     return rc;
 }

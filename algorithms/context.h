@@ -62,8 +62,11 @@ private:
     const std::atomic<bool>* aborted_;
     size_t elemSize_;
     ReduceFn reduce_;
-    std::deque<transport::Transfer> posted_;  // stable addresses for the links
-    std::vector<uint32_t> sentTo_, receivedFrom_;  // per-peer message index within the op
+    // Storage reused from op to op on this thread: an op must not allocate per message.
+    std::deque<transport::Transfer>& posted_;  // stable addresses for the links
+    std::vector<transport::Transfer*>& pending_;
+    std::vector<uint32_t>& sentTo_;            // per-peer message index within the op
+    std::vector<uint32_t>& receivedFrom_;
 };
 
 }  // namespace hostccl

@@ -1,6 +1,7 @@
 #include "algorithms/selector.h"
 
 #include "algorithms/dissemination/barrier.h"
+#include "algorithms/halving_doubling/recursive_doubling.h"
 #include "algorithms/linear/scatter.h"
 #include "algorithms/p2p/send_recv.h"
 #include "algorithms/pairwise/alltoallv.h"
@@ -9,8 +10,15 @@
 
 namespace hostccl {
 
+namespace {
+// Until the cost-model selector (issue 4): whole-vector exchanges win while the
+// latency term dominates; above this the ring's bandwidth term does.
+constexpr size_t kRecursiveDoublingMaxBytes = 32 * 1024;
+}  // namespace
+
 const Algorithm& selectAlgorithm(const Context& ctx) {
     static const RingAllReduce ringAllReduce;
+    static const RecursiveDoublingAllReduce recursiveDoubling;
     static const RingAllGather ringAllGather;
     static const RingReduceScatter ringReduceScatter;
     static const BinomialBroadcast binomialBroadcast;
@@ -20,7 +28,9 @@ const Algorithm& selectAlgorithm(const Context& ctx) {
     static const DisseminationBarrier barrier;
     static const PointToPoint p2p;
     switch (ctx.args().type) {
-        case CollType::AllReduce: return ringAllReduce;
+        case CollType::AllReduce:
+            if (ctx.args().count * ctx.elemSize() <= kRecursiveDoublingMaxBytes) return recursiveDoubling;
+            return ringAllReduce;
         case CollType::AllGather:
         case CollType::AllGatherV: return ringAllGather;
         case CollType::ReduceScatter:

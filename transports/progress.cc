@@ -10,20 +10,19 @@ namespace hostccl::transport {
 namespace {
 constexpr int kPollSliceMs = 100;
 constexpr int kSpinRounds = 64;    // fresh data usually arrives within a few microseconds
-// Then give the core to a rank that can make progress, for up to this long: with
-// more ranks than cores the peer we wait for is usually runnable, and yielding to
-// it costs a few microseconds where a sleep costs tens.
-constexpr auto kYieldPhase = std::chrono::microseconds(300);
+// Then give the core to a rank that can make progress, a few hundred times (about
+// 300 us): with more ranks than cores the peer we wait for is usually runnable,
+// and yielding to it costs a few microseconds where a sleep costs tens.
+constexpr int kYieldRounds = 256;
 constexpr auto kMinSleep = std::chrono::microseconds(20);
 constexpr auto kMaxSleep = std::chrono::microseconds(500);
 
-// Links with unfinished transfers, each once.
-std::vector<Link*> busyLinks(const std::vector<Transfer*>& transfers) {
-    std::vector<Link*> links;
+// The links of the transfers, each once (computed once per wait: the spin loop
+// must not allocate).
+void linksOf(const std::vector<Transfer*>& transfers, std::vector<Link*>* links) {
+    links->clear();
     for (Transfer* t : transfers)
-        if (!t->complete && t->error == HCCL_SUCCESS && std::find(links.begin(), links.end(), t->link) == links.end())
-            links.push_back(t->link);
-    return links;
+        if (std::find(links->begin(), links->end(), t->link) == links->end()) links->push_back(t->link);
 }
 
 const char* direction(const Transfer* t) { return t->dir == Transfer::Dir::Send ? "send to" : "receive from"; }
@@ -38,14 +37,16 @@ public:
         rounds_ = 0;
         sleep_ = kMinSleep;
     }
+    // Clock reads cost as much as a spin round: check deadlines only once spinning is over.
+    bool pastSpinning() const { return rounds_ > kSpinRounds; }
     void idle(const std::vector<Link*>& links, Deadline deadline) {
+        // (Links whose transfers are done poll with no events, which costs nothing.)
         ++rounds_;
         if (rounds_ <= kSpinRounds) {
             __builtin_ia32_pause();
             return;
         }
-        if (rounds_ == kSpinRounds + 1) yieldUntil_ = std::chrono::steady_clock::now() + kYieldPhase;
-        if (std::chrono::steady_clock::now() < yieldUntil_) {
+        if (rounds_ <= kSpinRounds + kYieldRounds) {
             std::this_thread::yield();
             return;
         }
@@ -68,7 +69,6 @@ public:
 
 private:
     int rounds_ = 0;
-    std::chrono::steady_clock::time_point yieldUntil_{};
     std::chrono::microseconds sleep_ = kMinSleep;
 };
 }  // namespace
@@ -76,8 +76,9 @@ private:
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, const std::atomic<bool>* aborted,
                    ErrorSite site) {
     Idler idler;
+    thread_local std::vector<Link*> links;
+    linksOf(transfers, &links);
     for (;;) {
-        std::vector<Link*> links = busyLinks(transfers);
         bool moved = false;
         for (Link* l : links) moved |= l->progress();
         for (Transfer* t : transfers) {
@@ -94,7 +95,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
         }
         if (aborted != nullptr && aborted->load(std::memory_order_relaxed))
             return fail(HCCL_E_INTERNAL, site, "operation aborted");
-        if (deadline.expired()) {
+        if (idler.pastSpinning() && deadline.expired()) {
             for (Transfer* t : transfers) {
                 if (!t->complete) {
                     site.peer = t->link->peer();

@@ -1,5 +1,6 @@
 #include "runtime/stream.h"
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 
@@ -30,7 +31,11 @@ void Stream::enqueue(Task task) {
 int Stream::synchronize(Deadline deadline) {
     std::unique_lock<std::mutex> lock(mutex_);
     const uint64_t target = enqueued_;
-    auto done = [&] { return completed_ >= target; };
+    auto done = [&] {
+        if (completed_ >= target) return true;
+        wakeAt_ = std::min(wakeAt_, target);  // (re)arm after every wake-up
+        return false;
+    };
     if (deadline.isNever()) {
         workDone_.wait(lock, done);
     } else if (!workDone_.wait_until(lock, deadline.at(), done)) {
@@ -53,8 +58,10 @@ void Stream::run() {
         int rc = task();
         lock.lock();
         if (rc != 0 && firstError_ == 0) firstError_ = rc;
-        ++completed_;
-        workDone_.notify_all();
+        if (++completed_ >= wakeAt_) {
+            wakeAt_ = UINT64_MAX;
+            workDone_.notify_all();
+        }
     }
 }
 

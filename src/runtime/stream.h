@@ -43,6 +43,9 @@ private:
     std::deque<Task> queue_;
     uint64_t enqueued_ = 0;
     uint64_t completed_ = 0;
+    // Lowest count of completed tasks a synchronize waits for: the worker wakes
+    // waiters only then, not after every task.
+    uint64_t wakeAt_ = UINT64_MAX;
     int firstError_ = 0;
     bool stopping_ = false;
     std::thread worker_;

@@ -44,6 +44,7 @@ private:
     uint64_t directSent_ = 0;
     std::string peerHost_;
     std::chrono::steady_clock::time_point lastLivenessCheck_{};
+    uint32_t idleChecks_ = 0;
 };
 
 }  // namespace hostccl::transport
