@@ -35,13 +35,17 @@ large=64M; iters_large=10; iters_small=500
 memcpy=$("$peers/memcpy_bw" | awk '{print $(NF-3)}')
 
 # Field of the first data row of a table: 6 = out-of-place time (us), 8 = busbw.
-field() { awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1"; }
+# Small sizes run three times (suffixes .1 .2 .3): their median is taken.
+field() {
+    if [ -f "$1" ]; then awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1"; return; fi
+    for k in 1 2 3; do awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1.$k" 2>/dev/null; done | sort -g | sed -n 2p
+}
 small_size() { case $1 in allgather|reducescatter|alltoall) echo $((8 * $2)) ;; *) echo 8 ;; esac; }
 port() { echo $((20000 + RANDOM % 30000)); }
 
 # run_<library> NAME RANKS TRANSPORT COLLECTIVE SIZE ITERS: writes the table to $logs/NAME.
 # Ranks go round-robin over the hosts in $hosts ("" = this namespace).
-in_host() { local h=$1; shift; if [ -z "$h" ]; then "$@"; else ip netns exec "$h" "$@"; fi; }
+in_host() { local h=$1; shift; if [ -z "$h" ]; then "$@"; else "$root/bench/netns_agent.sh" "$h" "$(printf '%q ' "$@")"; fi; }
 host_of() { local r=$1 n=$2; [ "$tcp_split" = 1 ] && [ $r -ge $((n / 2)) ] && echo "$nsB" || echo ""; }
 
 run_hostccl() {
@@ -109,6 +113,7 @@ report_line() {  # collective, then per library the two logs
 
 run_config() {  # label ranks transport
     local label=$1 n=$2 transport=$3
+    label_dir=$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     echo; echo "### $label"; echo
     echo "| collective | hostccl busbw GB/s | best peer busbw | hostccl/peer | hostccl/memcpy | hostccl time us | best peer time | peer/hostccl time |"
     echo "|---|---|---|---|---|---|---|---|"
@@ -116,9 +121,10 @@ run_config() {  # label ranks transport
         local small; small=$(small_size $coll $n)
         for lib in hostccl openmpi mpich gloo; do
             "run_$lib" "$lib.$coll.large" $n $transport $coll $large $iters_large
-            "run_$lib" "$lib.$coll.small" $n $transport $coll $small $iters_small
+            for k in 1 2 3; do "run_$lib" "$lib.$coll.small.$k" $n $transport $coll $small $iters_small; done
         done
         report_line $coll
+        mkdir -p "$logs/$label_dir" && mv "$logs"/*."$coll".* "$logs/$label_dir/" 2>/dev/null
     done
 }
 

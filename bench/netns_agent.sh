@@ -5,4 +5,6 @@
 while [[ "${1:-}" == -* ]]; do shift; done
 host=$1
 shift
-exec ip netns exec "$host" bash -c "$*"
+# Its own hostname too (a UTS namespace), or MPI libraries that detect locality by
+# hostname would treat the two "hosts" as one and use shared memory between them.
+exec ip netns exec "$host" unshare --uts bash -c "hostname '$host'; $*"

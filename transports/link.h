@@ -95,6 +95,11 @@ public:
     virtual short pollEvents() const = 0;
     // Fails every pending and future transfer (abort, destroy).
     virtual void shutdown(HcclResult code, const std::string& why) = 0;
+    // Blocking without a socket: read activityStamp() before a progress pass; if that
+    // pass moved nothing, waitForActivity(stamp) sleeps until the peer acts (or the
+    // timeout). Links that cannot do this return false and the caller backs off.
+    virtual uint32_t activityStamp() const { return 0; }
+    virtual bool waitForActivity(uint32_t /*stamp*/, int /*timeoutUs*/) { return false; }
 
     uint32_t peer() const { return peer_; }
     uint64_t commId() const { return commId_; }

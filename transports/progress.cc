@@ -25,6 +25,17 @@ void linksOf(const std::vector<Transfer*>& transfers, std::vector<Link*>* links)
         if (std::find(links->begin(), links->end(), t->link) == links->end()) links->push_back(t->link);
 }
 
+// The single link that still has unfinished transfers, or null when there are several.
+Link* onlyBusyLink(const std::vector<Transfer*>& transfers) {
+    Link* busy = nullptr;
+    for (Transfer* t : transfers) {
+        if (t->complete) continue;
+        if (busy != nullptr && busy != t->link) return nullptr;
+        busy = t->link;
+    }
+    return busy;
+}
+
 const char* direction(const Transfer* t) { return t->dir == Transfer::Dir::Send ? "send to" : "receive from"; }
 
 // How a waiter spends the time when nothing moved: spin, then yield, then block.
@@ -39,7 +50,9 @@ public:
     }
     // Clock reads cost as much as a spin round: check deadlines only once spinning is over.
     bool pastSpinning() const { return rounds_ > kSpinRounds; }
-    void idle(const std::vector<Link*>& links, Deadline deadline) {
+    // `stamps[i]` is links[i]'s activity stamp, read before the progress pass that
+    // moved nothing; `busy` is the only link with unfinished transfers, or null.
+    void idle(const std::vector<Link*>& links, const std::vector<uint32_t>& stamps, Link* busy, Deadline deadline) {
         // (Links whose transfers are done poll with no events, which costs nothing.)
         ++rounds_;
         if (rounds_ <= kSpinRounds) {
@@ -49,6 +62,11 @@ public:
         if (rounds_ <= kSpinRounds + kYieldRounds) {
             std::this_thread::yield();
             return;
+        }
+        // One shared-memory peer to wait for: sleep until it acts.
+        if (busy != nullptr && busy->pollFd() < 0) {
+            size_t i = size_t(std::find(links.begin(), links.end(), busy) - links.begin());
+            if (busy->waitForActivity(stamps[i], deadline.remainingMs(kPollSliceMs) * 1000)) return;
         }
         std::vector<pollfd> fds;
         bool unpollable = false;
@@ -77,8 +95,11 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
                    ErrorSite site) {
     Idler idler;
     thread_local std::vector<Link*> links;
+    thread_local std::vector<uint32_t> stamps;
     linksOf(transfers, &links);
+    stamps.resize(links.size());
     for (;;) {
+        for (size_t i = 0; i < links.size(); ++i) stamps[i] = links[i]->activityStamp();
         bool moved = false;
         for (Link* l : links) moved |= l->progress();
         for (Transfer* t : transfers) {
@@ -104,7 +125,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
                 }
             }
         }
-        idler.idle(links, deadline);
+        idler.idle(links, stamps, onlyBusyLink(transfers), deadline);
     }
 }
 

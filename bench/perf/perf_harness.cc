@@ -91,7 +91,7 @@ struct RankRunner {
         aclrtRecordEvent(stop, stream);
         int sync = aclrtSynchronizeStream(stream);
         float ms = 0;
-        aclrtEventElapsedTime(&ms, start, stop);
+        bool timed = aclrtEventElapsedTime(&ms, start, stop) == ACL_SUCCESS;
         row->us[column] = o.iters > 0 ? ms * 1000.0 / o.iters : 0;
         if (rc == HCCL_SUCCESS && sync == 0 && o.check) {
             op.fill(send, recv, l, rank, o);
@@ -99,7 +99,7 @@ struct RankRunner {
             sync = aclrtSynchronizeStream(stream);
             row->wrong[column] = op.verify(send, recv, l, rank, o);
         }
-        row->failed[column] = rc != HCCL_SUCCESS || sync != 0;
+        row->failed[column] = rc != HCCL_SUCCESS || sync != 0 || !timed;
         aclrtDestroyEvent(start);
         aclrtDestroyEvent(stop);
         aclrtFree(bufA);

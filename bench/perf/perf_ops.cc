@@ -77,19 +77,18 @@ const PerfOp kOps[] = {
      [](const void*, const void* r, const Layout& l, uint32_t rank, const PerfOptions& o) {
          return countWrong(o.dtype, r, 0, l.count, [&](uint64_t i) { return reduced(o.op, o.nranks, rank * l.count + i); });
      }},
+    // HCCL's broadcast has one buffer per rank: out of place, the root broadcasts
+    // from its input and the others receive into their output (no extra copy).
     {"broadcast", false, true, true, whole, oneBus, sameBuffer,
      [](void* s, void* r, const Layout& l, const PerfOptions& o, uint32_t rank, HcclComm c, aclrtStream st) {
-         // HCCL's broadcast has one buffer: the root sends from its input, everyone lands in the output.
-         if (rank == o.root && s != r) aclrtMemcpyAsync(r, l.count * dtypeSize(o.dtype), s, l.count * dtypeSize(o.dtype), ACL_MEMCPY_DEVICE_TO_DEVICE, st);
-         return HcclBroadcast(r, l.count, o.dtype, o.root, c, st);
+         return HcclBroadcast(rank == o.root ? s : r, l.count, o.dtype, o.root, c, st);
      },
      [](void* s, void* r, const Layout& l, uint32_t rank, const PerfOptions& o) {
-         for (uint64_t i = 0; i < l.count; ++i) store(o.dtype, s, i, rank == o.root ? payload(o.root, i) : 0);
-         if (r != s)
-             for (uint64_t i = 0; i < l.count; ++i) store(o.dtype, r, i, 0);
+         void* mine = rank == o.root ? s : r;
+         for (uint64_t i = 0; i < l.count; ++i) store(o.dtype, mine, i, rank == o.root ? payload(o.root, i) : 0);
      },
-     [](const void*, const void* r, const Layout& l, uint32_t, const PerfOptions& o) {
-         return countWrong(o.dtype, r, 0, l.count, [&](uint64_t i) { return payload(o.root, i); });
+     [](const void* s, const void* r, const Layout& l, uint32_t rank, const PerfOptions& o) {
+         return countWrong(o.dtype, rank == o.root ? s : r, 0, l.count, [&](uint64_t i) { return payload(o.root, i); });
      }},
     {"reduce", true, true, true, whole, oneBus, sameBuffer,
      [](void* s, void* r, const Layout& l, const PerfOptions& o, uint32_t, HcclComm c, aclrtStream st) {

@@ -1,8 +1,11 @@
 #include "transports/shm/shm_link.h"
 
+#include <linux/futex.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstring>
 
 #include "runtime/memory.h"
@@ -22,6 +25,8 @@ ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, 
       mapping_(std::move(mapping)),
       out_(&mapping_.get()->ring[outbound]),
       in_(&mapping_.get()->ring[1 - outbound]),
+      myBell_(&mapping_.get()->bell[outbound]),
+      peerBell_(&mapping_.get()->bell[1 - outbound]),
       control_(std::move(control)),
       peerInProcess_(peerPid == static_cast<uint32_t>(getpid())),
       peerHost_(std::move(peerHost)) {
@@ -31,8 +36,31 @@ ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, 
 bool ShmLink::progress() {
     bool moved = progressSends();
     moved |= progressRecvs();
-    if (!moved && !idle()) checkPeerAlive();
+    if (moved) ringPeer();
+    else if (!idle()) checkPeerAlive();
     return moved;
+}
+
+namespace {
+long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
+    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
+}
+}  // namespace
+
+// Shared (not FUTEX_PRIVATE) futexes: the peer may be another process.
+void ShmLink::ringPeer() {
+    peerBell_->rings.fetch_add(1, std::memory_order_seq_cst);
+    if (peerBell_->asleep.load(std::memory_order_seq_cst) != 0) futex(&peerBell_->rings, FUTEX_WAKE, INT32_MAX, nullptr);
+}
+
+// The stamp was read before the caller's last progress pass, so a change made by
+// the peer after that pass moved the bell and the futex returns at once.
+bool ShmLink::waitForActivity(uint32_t stamp, int timeoutUs) {
+    myBell_->asleep.fetch_add(1, std::memory_order_seq_cst);
+    timespec ts{timeoutUs / 1000000, static_cast<long>(timeoutUs % 1000000) * 1000};
+    futex(&myBell_->rings, FUTEX_WAIT, stamp, &ts);
+    myBell_->asleep.fetch_sub(1, std::memory_order_seq_cst);
+    return true;
 }
 
 bool ShmLink::progressSends() {

@@ -24,6 +24,8 @@ public:
     bool progress() override;
     int pollFd() const override { return -1; }  // data arrives in memory, not on a socket
     short pollEvents() const override { return 0; }
+    uint32_t activityStamp() const override { return myBell_->rings.load(std::memory_order_acquire); }
+    bool waitForActivity(uint32_t stamp, int timeoutUs) override;
 
 private:
     bool progressSends();
@@ -33,11 +35,14 @@ private:
     int readFragments(Transfer* t);    // -1 failed, 0 nothing, 1 advanced
     int readDirect(Transfer* t, const shm::SlotHeader* h, const unsigned char* payload);
     void checkPeerAlive();
+    void ringPeer();  // after any change the peer may be waiting for
     void onBroken() override;
 
     shm::Mapping mapping_;
     shm::Ring* out_;
     shm::Ring* in_;
+    shm::Bell* myBell_;
+    shm::Bell* peerBell_;
     net::Fd control_;
     bool peerInProcess_;
     shm::PeerMemory peerMemory_;

@@ -60,9 +60,20 @@ struct Ring {
     unsigned char* payload(uint64_t n) { return slots[n % kSlots] + kSlotHeaderBytes; }
 };
 
-// One segment per pair of ranks: ring[0] carries low -> high, ring[1] high -> low.
+// A side's doorbell: the peer bumps `rings` after any change the side may be
+// waiting for (data written, slots freed, a direct read acked) and wakes it with a
+// futex only when `asleep` says it is blocked. 32-bit, as futexes are.
+struct alignas(64) Bell {
+    std::atomic<uint32_t> rings;
+    std::atomic<uint32_t> asleep;
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free, "bells must work across processes");
+
+// One segment per pair of ranks: ring[0] carries low -> high, ring[1] high -> low;
+// bell[s] wakes side s (0 = low rank).
 struct Segment {
     Ring ring[2];
+    Bell bell[2];
 };
 
 }  // namespace hostccl::transport::shm

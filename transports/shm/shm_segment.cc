@@ -47,6 +47,10 @@ Mapping Mapping::create(std::string* name, std::string* err) {
         shm_unlink(buf);
         return m;
     }
+    for (Bell& b : m.seg_->bell) {
+        new (&b.rings) std::atomic<uint32_t>(0);
+        new (&b.asleep) std::atomic<uint32_t>(0);
+    }
     for (Ring& r : m.seg_->ring) {  // fresh pages are zero; make the counters explicit
         new (&r.head.value) std::atomic<uint64_t>(0);
         new (&r.tail.value) std::atomic<uint64_t>(0);
