@@ -1,6 +1,9 @@
 #include "algorithms/context.h"
 
+#include <fmt/format.h>
+
 #include "common/datatype.h"
+#include "core/trace.h"
 #include "transports/progress.h"
 
 namespace hostccl {
@@ -124,9 +127,21 @@ void Context::recvP2p(uint32_t peer, void* buf, uint64_t count, HcclDataType dty
 HcclResult Context::waitAll() {
     pending_.clear();
     for (Transfer& t : posted_) pending_.push_back(&t);
+    auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     HcclResult rc = transport::waitAll(pending_, deadline_, aborted_, site());
+    if (comm_.tracer) traceStep(start);
     posted_.clear();
     return rc;
+}
+
+// One trace event per step: which peers, which direction, how many bytes.
+void Context::traceStep(std::chrono::steady_clock::time_point start) const {
+    std::string transfers;
+    for (const Transfer& t : posted_)
+        transfers += fmt::format("{}{} {} {}B", transfers.empty() ? "" : ", ",
+                                 t.dir == Transfer::Dir::Send ? "send to" : "recv from", t.link->peer(), t.bytes);
+    comm_.tracer->step(start, std::chrono::steady_clock::now(),
+                       fmt::format(R"("op":"{}","seq":{},"transfers":"{}")", collName(args_.type), comm_.seq, transfers));
 }
 
 char* Context::scratch(size_t bytes) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@
 namespace hostccl {
 
 // The communicator as an algorithm sees it.
+class Tracer;
+
 struct CommView {
     uint32_t rank = 0;
     uint32_t size = 1;
@@ -25,6 +28,7 @@ struct CommView {
     std::vector<transport::Link*> links;  // indexed by peer rank; null for self
     std::vector<char>* scratch = nullptr;  // grows on demand, owned by the communicator
     uint64_t seq = 0;                      // this op's collective sequence number
+    Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
 };
 
 class Context {
@@ -55,6 +59,7 @@ public:
 private:
     transport::Transfer& post(uint32_t peer, transport::Transfer::Dir dir);
     transport::MsgTag collectiveTag(uint32_t peer, transport::Transfer::Dir dir);
+    void traceStep(std::chrono::steady_clock::time_point start) const;
 
     const CommView& comm_;
     const CollArgs& args_;

@@ -42,6 +42,9 @@ field() {
 }
 small_size() { case $1 in allgather|reducescatter|alltoall) echo $((8 * $2)) ;; *) echo 8 ;; esac; }
 port() { echo $((20000 + RANDOM % 30000)); }
+# Every library gets the same warm-up: 100 calls of a small size (hostccl's first
+# few dozen calls after init are slow), 2 of a large one.
+warmup_for() { if [ "$1" -ge 1048576 ]; then echo 2; else echo 100; fi; }
 
 # run_<library> NAME RANKS TRANSPORT COLLECTIVE SIZE ITERS: writes the table to $logs/NAME.
 # Ranks go round-robin over the hosts in $hosts ("" = this namespace).
@@ -54,7 +57,7 @@ run_hostccl() {
     for r in $(seq 0 $((n - 1))); do
         in_host "$(host_of $r $n)" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r HOSTCCL_ROOT_ADDR=$root_ip:$p \
             $( [ "$transport" = tcp ] && [ "$tcp_split" = 0 ] && echo HOSTCCL_TRANSPORT=tcp ) \
-            timeout 600 "$perf/${coll}_perf" -b $size -e $size -n $iters -w 5 >"$logs/$name.$r" 2>&1 &
+            timeout 600 "$perf/${coll}_perf" -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name.$r" 2>&1 &
         pids+=($!)
     done
     wait "${pids[@]}"; mv "$logs/$name.0" "$logs/$name"
@@ -67,21 +70,23 @@ run_openmpi() {
         printf 'localhost slots=%d\n%s slots=%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.openmpi"
         args+=(--hostfile "$logs/hosts.openmpi" --mca plm_rsh_agent "$root/bench/netns_agent.sh"
                --mca oob_tcp_if_include $subnet --mca btl_tcp_if_include $subnet)
-        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     else
         [ "$transport" = tcp ] && args=(--allow-run-as-root --oversubscribe --mca btl self,tcp)
-        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     fi
 }
 run_mpich() {
     local name=$1 n=$2 transport=$3 coll=$4 size=$5 iters=$6
+    # MPICH finds "local" peers even across network namespaces and then uses shared
+    # memory; over TCP it is told not to (this also puts same-host pairs on TCP).
+    local env=(); [ "$transport" = tcp ] && env=(env MPIR_CVAR_CH3_NOLOCAL=1 MPIR_CVAR_NOLOCAL=1)
     if [ "$tcp_split" = 1 ]; then
         printf 'localhost:%d\n%s:%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.mpich"
-        timeout 600 mpiexec.mpich -launcher ssh -launcher-exec "$root/bench/netns_agent.sh" -f "$logs/hosts.mpich" \
-            -iface "$vethA" -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+        timeout 600 "${env[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$root/bench/netns_agent.sh" -f "$logs/hosts.mpich" \
+            -genvall -iface "$vethA" -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     else
-        local env=(); [ "$transport" = tcp ] && env=(env MPIR_CVAR_CH3_NOLOCAL=1 MPIR_CVAR_NOLOCAL=1)
-        timeout 600 "${env[@]}" mpiexec.mpich -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters >"$logs/$name" 2>&1
+        timeout 600 "${env[@]}" mpiexec.mpich -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     fi
 }
 run_gloo() {
@@ -91,7 +96,7 @@ run_gloo() {
         local h; h=$(host_of $r $n)
         local ip=127.0.0.1; [ "$tcp_split" = 1 ] && { [ -n "$h" ] && ip=$ipB || ip=$ipA; }
         in_host "$h" timeout 600 "$peers/gloo_perf" $coll --rank $r --size $n --store "$store" --host $ip \
-            -b $size -e $size -n $iters -w 5 >"$logs/$name.$r" 2>&1 &
+            -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name.$r" 2>&1 &
         pids+=($!)
     done
     wait "${pids[@]}"; mv "$logs/$name.0" "$logs/$name"; rm -rf "$store"

@@ -6,6 +6,7 @@
 
 #include "algorithms/context.h"
 #include "algorithms/selector.h"
+#include "common/datatype.h"
 #include "common/env.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
@@ -27,7 +28,9 @@ Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> t
     links_.resize(identity_.size);
 }
 
-Communicator::~Communicator() = default;
+Communicator::~Communicator() {
+    if (tracer_) tracer_->flush();
+}
 
 ErrorSite Communicator::site(const char* op) const {
     ErrorSite s;
@@ -120,7 +123,14 @@ HcclResult Communicator::execute(const CollArgs& args) {
     const Algorithm& algo = selectAlgorithm(ctx);
     if (log::logger().should_log(spdlog::level::debug))
         log::debug("{} seq {} count {} via {}", describe(ctx.site()), view_.seq, args.count, algo.name());
+    auto start = tracer_ ? Tracer::Clock::now() : Tracer::Clock::time_point{};
     HcclResult rc = algo.run(ctx);
+    if (tracer_)
+        tracer_->op(collName(args.type), start, Tracer::Clock::now(),
+                    fmt::format(R"("seq":{},"comm":"{}","count":{},"dtype":"{}","redop":"{}","root":{},"algorithm":"{}","result":"{}")",
+                                view_.seq, name(), args.count, dtypeName(args.dtype),
+                                isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, algo.name(),
+                                resultName(rc)));
     if (rc != HCCL_SUCCESS) asyncError_.store(rc);
     return rc;
 }
@@ -133,6 +143,8 @@ void Communicator::buildView() {
     view_.name = name();
     view_.scratch = &scratch_;
     for (auto& l : links_) view_.links.push_back(l.get());
+    tracer_ = Tracer::fromEnv(name(), rank(), peers_[rank()].hostId);
+    view_.tracer = tracer_.get();
 }
 
 void Communicator::opFinished() {

@@ -18,6 +18,7 @@
 #include "common/siphash.h"
 #include "core/bootstrap/peer_info.h"
 #include "core/comm_options.h"
+#include "core/trace.h"
 #include "transports/link.h"
 
 namespace hostccl {
@@ -71,6 +72,7 @@ private:
     std::vector<std::unique_ptr<transport::Link>> links_;  // [peer]; null for self
     std::vector<char> scratch_;
     CommView view_;  // guarded by execMutex_
+    std::unique_ptr<Tracer> tracer_;
     std::mutex execMutex_;
     uint64_t collSeq_ = 0;
     std::atomic<HcclResult> asyncError_{HCCL_SUCCESS};

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# HOSTCCL_TRACE writes one valid Chrome trace per rank (ops with seq and comm in
+# their args, and their steps), and the merge script combines them.
+set -uo pipefail
+tool=$1 merge=$2
+command -v python3 >/dev/null || { echo "SKIPPED: python3 is needed to read the JSON"; exit 77; }
+dir=$(mktemp -d /tmp/hostccl-trace.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+HOSTCCL_TRACE=$dir/run "$tool" -p 3 -b 8 -e 64K -f 64 -n 2 -w 1 >/dev/null || { echo "perf tool failed"; exit 1; }
+ls "$dir"/run.*.rank*.json >/dev/null 2>&1 || { echo "no trace files in $dir"; exit 1; }
+[ "$(ls "$dir"/run.*.rank*.json | wc -l)" -eq 3 ] || { echo "expected 3 trace files"; ls "$dir"; exit 1; }
+python3 - "$dir" <<'PY' || exit 1
+import glob, json, sys
+for path in glob.glob(sys.argv[1] + "/run.*.rank*.json"):
+    trace = json.load(open(path))
+    ops = [e for e in trace["traceEvents"] if e.get("cat") == "op"]
+    steps = [e for e in trace["traceEvents"] if e.get("cat") == "transfer"]
+    assert ops and steps, f"{path}: no ops or steps"
+    assert all("seq" in e["args"] and "comm" in e["args"] and e["dur"] >= 0 for e in ops), path
+    seqs = [e["args"]["seq"] for e in ops]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), f"{path}: sequence numbers not increasing"
+print("per-rank traces ok")
+PY
+python3 "$merge" -o "$dir/merged.json" "$dir"/run.*.rank*.json || exit 1
+python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len({e['pid'] for e in t['traceEvents']}) == 3" "$dir/merged.json" \
+    && echo "merged trace ok"
