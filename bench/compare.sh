@@ -11,9 +11,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-quick=0 out=""
+quick=0 out="" configs=all
 while [ $# -gt 0 ]; do
-    case $1 in --quick) quick=1 ;; --out) out=$2; shift ;; *) echo "unknown argument $1"; exit 2 ;; esac
+    case $1 in
+        --quick) quick=1 ;;
+        --out) out=$2; shift ;;
+        --configs) configs=$2; shift ;;  # shm, tcp or all
+        *) echo "unknown argument $1"; exit 2 ;;
+    esac
     shift
 done
 
@@ -29,8 +34,8 @@ cmake -S bench/peers -B build-peers >/dev/null && cmake --build build-peers -j2 
 perf=$root/build/bench/perf peers=$root/build-peers
 logs=$(mktemp -d /tmp/hostccl-compare.XXXXXX)
 collectives=(allreduce allgather reducescatter broadcast alltoall)
-large=64M; iters_large=10; iters_small=500
-[ $quick -eq 1 ] && { large=4M; iters_large=3; iters_small=50; }
+large=$((64 << 20)); iters_large=10; iters_small=500
+[ $quick -eq 1 ] && { large=$((4 << 20)); iters_large=3; iters_small=50; }
 
 memcpy=$("$peers/memcpy_bw" | awk '{print $(NF-3)}')
 
@@ -41,6 +46,8 @@ field() {
     for k in 1 2 3; do awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1.$k" 2>/dev/null; done | sort -g | sed -n 2p
 }
 small_size() { case $1 in allgather|reducescatter|alltoall) echo $((8 * $2)) ;; *) echo 8 ;; esac; }
+# A peer that takes longer than this for one run shows no value (it timed out).
+run_timeout=${HOSTCCL_COMPARE_TIMEOUT:-120}
 port() { echo $((20000 + RANDOM % 30000)); }
 # Every library gets the same warm-up: 100 calls of a small size (hostccl's first
 # few dozen calls after init are slow), 2 of a large one.
@@ -57,7 +64,7 @@ run_hostccl() {
     for r in $(seq 0 $((n - 1))); do
         in_host "$(host_of $r $n)" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r HOSTCCL_ROOT_ADDR=$root_ip:$p \
             $( [ "$transport" = tcp ] && [ "$tcp_split" = 0 ] && echo HOSTCCL_TRANSPORT=tcp ) \
-            timeout 600 "$perf/${coll}_perf" -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name.$r" 2>&1 &
+            timeout $run_timeout "$perf/${coll}_perf" -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name.$r" 2>&1 &
         pids+=($!)
     done
     wait "${pids[@]}"; mv "$logs/$name.0" "$logs/$name"
@@ -68,25 +75,26 @@ run_openmpi() {
     local args=(--allow-run-as-root --oversubscribe --mca btl $btl)
     if [ "$tcp_split" = 1 ]; then  # one launcher daemon per emulated host (netns_agent.sh)
         printf 'localhost slots=%d\n%s slots=%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.openmpi"
-        args+=(--hostfile "$logs/hosts.openmpi" --mca plm_rsh_agent "$root/bench/netns_agent.sh"
+        args+=(--mca pml ob1 --hostfile "$logs/hosts.openmpi" --mca plm_rsh_agent "$root/bench/netns_agent.sh"
                --mca oob_tcp_if_include $subnet --mca btl_tcp_if_include $subnet)
-        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
+        timeout $run_timeout mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     else
-        [ "$transport" = tcp ] && args=(--allow-run-as-root --oversubscribe --mca btl self,tcp)
-        timeout 600 mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
+        [ "$transport" = tcp ] && args=(--allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,tcp)
+        timeout $run_timeout mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     fi
 }
 run_mpich() {
     local name=$1 n=$2 transport=$3 coll=$4 size=$5 iters=$6
-    # MPICH finds "local" peers even across network namespaces and then uses shared
-    # memory; over TCP it is told not to (this also puts same-host pairs on TCP).
-    local env=(); [ "$transport" = tcp ] && env=(env MPIR_CVAR_CH3_NOLOCAL=1 MPIR_CVAR_NOLOCAL=1)
+    # Debian's MPICH is ch4:ucx, and UCX uses shared memory between processes of one
+    # machine even across network namespaces: over TCP it is pinned to TCP on the
+    # veth devices (this also puts same-host pairs on TCP).
+    local env=(); [ "$transport" = tcp ] && env=(env UCX_TLS=tcp,self UCX_NET_DEVICES=${tcp_devices:-lo})
     if [ "$tcp_split" = 1 ]; then
         printf 'localhost:%d\n%s:%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.mpich"
-        timeout 600 "${env[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$root/bench/netns_agent.sh" -f "$logs/hosts.mpich" \
+        timeout $run_timeout "${env[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$root/bench/netns_agent.sh" -f "$logs/hosts.mpich" \
             -genvall -iface "$vethA" -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     else
-        timeout 600 "${env[@]}" mpiexec.mpich -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
+        timeout $run_timeout "${env[@]}" mpiexec.mpich -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     fi
 }
 run_gloo() {
@@ -95,7 +103,7 @@ run_gloo() {
     for r in $(seq 0 $((n - 1))); do
         local h; h=$(host_of $r $n)
         local ip=127.0.0.1; [ "$tcp_split" = 1 ] && { [ -n "$h" ] && ip=$ipB || ip=$ipA; }
-        in_host "$h" timeout 600 "$peers/gloo_perf" $coll --rank $r --size $n --store "$store" --host $ip \
+        in_host "$h" timeout $run_timeout "$peers/gloo_perf" $coll --rank $r --size $n --store "$store" --host $ip \
             -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name.$r" 2>&1 &
         pids+=($!)
     done
@@ -135,18 +143,21 @@ run_config() {  # label ranks transport
 
 {
 echo "Command: \`bash bench/compare.sh$([ $quick -eq 1 ] && echo ' --quick')\` on $(date -u +%Y-%m-%d), $(nproc) cores."
-echo "memcpy of 64 MiB with every core copying: $memcpy GB/s per core. Large size: $large; times at 8 B (8 B per rank for gathered collectives)."
+echo "memcpy of 64 MiB with every core copying: $memcpy GB/s per core. Large size: $((large >> 20)) MiB; times at 8 B (8 B per rank for gathered collectives)."
 echo "Ratios: busbw hostccl/best peer (higher is better); time best peer/hostccl (higher is better)."
 tcp_split=0 root_ip=127.0.0.1
-run_config "shared memory, 2 ranks" 2 shm
-run_config "shared memory, 4 ranks on $(nproc) cores" 4 shm
+if [ "$configs" != tcp ]; then
+    run_config "shared memory, 2 ranks" 2 shm
+    run_config "shared memory, 4 ranks on $(nproc) cores" 4 shm
+fi
+[ "$configs" = shm ] && exit 0
 tag=hcmp$$ nsB=${tag}b vethA=${tag}a subnet=10.232.0.0/24 ipA=10.232.0.1 ipB=10.232.0.2
 if [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
     trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null' EXIT
     ip link add "$vethA" type veth peer name ${tag}b0 && ip link set ${tag}b0 netns "$nsB"
     ip addr add $ipA/24 dev "$vethA" && ip link set "$vethA" up
     ip -n "$nsB" addr add $ipB/24 dev ${tag}b0 && ip -n "$nsB" link set ${tag}b0 up && ip -n "$nsB" link set lo up
-    tcp_split=1 root_ip=$ipA
+    tcp_split=1 root_ip=$ipA tcp_devices=$vethA,${tag}b0
     run_config "TCP between two network namespaces, 2 ranks (1 per host)" 2 tcp
     run_config "TCP between two network namespaces, 4 ranks (2 per host)" 4 tcp
 else
