@@ -9,8 +9,7 @@ namespace {
 
 int gRank = 0, gSize = 1;
 
-// What rank `from` contributes at element i (alltoall: what it sends to `to`).
-float sent(int from, int to, uint64_t i) { return peer::inputValue(from * gSize + to, i); }
+float sent(int from, int to, uint64_t i) { return peer::sentValue(from, to, gSize, i); }
 
 void fill(const std::string& c, float* send, float* recv, const peer::Shape& s, bool inPlace) {
     float* in = send;
@@ -26,11 +25,7 @@ void fill(const std::string& c, float* send, float* recv, const peer::Shape& s, 
 
 uint64_t verify(const std::string& c, const float* out, const peer::Shape& s) {
     uint64_t wrong = 0;
-    auto sum = [&](uint64_t i) {
-        float v = 0;
-        for (int r = 0; r < gSize; ++r) v += peer::inputValue(r, i);
-        return v;
-    };
+    auto sum = [](uint64_t i) { return peer::expectedSum(gSize, i); };
     if (c == "allreduce") for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(i);
     if (c == "reduce" && gRank == 0) for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(i);
     if (c == "reducescatter") for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(uint64_t(gRank) * s.count + i);

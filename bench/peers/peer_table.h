@@ -83,6 +83,14 @@ inline bool shapeOf(const std::string& c, uint64_t elems, int n, Shape* s) {
 
 // Small exact integers, so every library's sum is exact in fp32.
 inline float inputValue(int rank, uint64_t i) { return float((rank + i) % 7 + 1); }
+// What rank `from` sends to rank `to` at element i of an all-to-all among n ranks.
+inline float sentValue(int from, int to, int n, uint64_t i) { return inputValue(from * n + to, i); }
+// The sum over n ranks of their inputs at element i.
+inline float expectedSum(int n, uint64_t i) {
+    float v = 0;
+    for (int r = 0; r < n; ++r) v += inputValue(r, i);
+    return v;
+}
 
 inline void printHeader(const char* library, const Options& o, int n) {
     std::printf("# %s %s_perf: nranks %d minBytes %lu maxBytes %lu step: %g(factor) warmup iters: %d iters: %d validation: %d\n",

@@ -51,6 +51,15 @@ void fillPayload(void* send, void*, const Layout& l, uint32_t rank, const PerfOp
     for (uint64_t i = 0; i < l.sendElems; ++i) store(o.dtype, send, i, payload(rank, i));
 }
 
+// All-to-all: rank s sends payload(s * n + d, i) to rank d.
+void fillExchange(void* s, void*, const Layout& l, uint32_t rank, const PerfOptions& o) {
+    for (uint64_t i = 0; i < l.sendElems; ++i) store(o.dtype, s, i, payload(rank * o.nranks + uint32_t(i / l.count), i % l.count));
+}
+uint64_t verifyExchange(const void*, const void* r, const Layout& l, uint32_t rank, const PerfOptions& o) {
+    return countWrong(o.dtype, r, 0, l.recvElems,
+                      [&](uint64_t i) { return payload(uint32_t(i / l.count) * o.nranks + rank, i % l.count); });
+}
+
 const PerfOp kOps[] = {
     {"allreduce", true, false, true, whole, allReduceBus, sameBuffer,
      [](void* s, void* r, const Layout& l, const PerfOptions& o, uint32_t, HcclComm c, aclrtStream st) {
@@ -103,26 +112,14 @@ const PerfOp kOps[] = {
      [](void* s, void* r, const Layout& l, const PerfOptions& o, uint32_t, HcclComm c, aclrtStream st) {
          return HcclAlltoAll(s, l.count, o.dtype, r, l.count, o.dtype, c, st);
      },
-     [](void* s, void*, const Layout& l, uint32_t rank, const PerfOptions& o) {
-         for (uint64_t i = 0; i < l.sendElems; ++i) store(o.dtype, s, i, payload(rank * o.nranks + uint32_t(i / l.count), i % l.count));
-     },
-     [](const void*, const void* r, const Layout& l, uint32_t rank, const PerfOptions& o) {
-         return countWrong(o.dtype, r, 0, l.recvElems,
-                           [&](uint64_t i) { return payload(uint32_t(i / l.count) * o.nranks + rank, i % l.count); });
-     }},
+     fillExchange, verifyExchange},
     {"alltoallv", false, false, false, exchanged, shareBus, sameBuffer,
      [](void* s, void* r, const Layout& l, const PerfOptions& o, uint32_t, HcclComm c, aclrtStream st) {
          std::vector<uint64_t> counts(o.nranks, l.count), displs(o.nranks);
          for (uint32_t p = 0; p < o.nranks; ++p) displs[p] = p * l.count;
          return HcclAlltoAllV(s, counts.data(), displs.data(), o.dtype, r, counts.data(), displs.data(), o.dtype, c, st);
      },
-     [](void* s, void*, const Layout& l, uint32_t rank, const PerfOptions& o) {
-         for (uint64_t i = 0; i < l.sendElems; ++i) store(o.dtype, s, i, payload(rank * o.nranks + uint32_t(i / l.count), i % l.count));
-     },
-     [](const void*, const void* r, const Layout& l, uint32_t rank, const PerfOptions& o) {
-         return countWrong(o.dtype, r, 0, l.recvElems,
-                           [&](uint64_t i) { return payload(uint32_t(i / l.count) * o.nranks + rank, i % l.count); });
-     }},
+     fillExchange, verifyExchange},
     {"scatter", false, true, false, scattered, shareBus, sameBuffer,
      [](void* s, void* r, const Layout& l, const PerfOptions& o, uint32_t, HcclComm c, aclrtStream st) {
          return HcclScatter(s, r, l.count, o.dtype, o.root, c, st);
