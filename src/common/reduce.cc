@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "common/half.h"
+#include "common/reduce_f16c.h"
 
 namespace hostccl {
 
@@ -101,6 +102,11 @@ ReduceFn forType(HcclDataType t) {
 }  // namespace
 
 ReduceFn reduceFunction(HcclDataType dtype, HcclReduceOp op) {
+    if (dtype == HCCL_DATA_TYPE_FP16 && cpuHasF16c()) return reduceFp16F16c(op);
+    return portableReduceFunction(dtype, op);
+}
+
+ReduceFn portableReduceFunction(HcclDataType dtype, HcclReduceOp op) {
     switch (op) {
         case HCCL_REDUCE_SUM: return forType<Sum>(dtype);
         case HCCL_REDUCE_PROD: return forType<Prod>(dtype);
