@@ -76,20 +76,6 @@ void fill(const std::string& c, std::vector<float>& send, const peer::Shape& s) 
         send[i] = c == "alltoall" ? sent(gRank, int(i / s.count), i % s.count) : peer::inputValue(gRank, i);
 }
 
-uint64_t verify(const std::string& c, const std::vector<float>& out, const peer::Shape& s) {
-    auto sum = [](uint64_t i) { return peer::expectedSum(gSize, i); };
-    uint64_t wrong = 0;
-    if (c == "allreduce" || (c == "reduce" && gRank == 0))
-        for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(i);
-    if (c == "reducescatter")
-        for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(uint64_t(gRank) * s.count + i);
-    if (c == "broadcast") for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != peer::inputValue(0, i);
-    if (c == "allgather")
-        for (uint64_t i = 0; i < s.recvElems; ++i) wrong += out[i] != peer::inputValue(int(i / s.count), i % s.count);
-    if (c == "alltoall")
-        for (uint64_t i = 0; i < s.recvElems; ++i) wrong += out[i] != sent(int(i / s.count), gRank, i % s.count);
-    return wrong;
-}
 
 double combine(const Ctx& ctx, double v, bool max) {
     gloo::AllreduceOptions o(ctx);
@@ -148,7 +134,7 @@ int main(int argc, char** argv) {
         if (o.check) {
             fill(o.collective, send, s);
             call(ctx, o.collective, send, recv, s);
-            wrong = verify(o.collective, recv, s);
+            wrong = peer::countWrong(o.collective, recv.data(), s, gRank, gSize);
         }
         double times[2] = {combine(ctx, us, true), 0};
         uint64_t wrongs[2] = {uint64_t(combine(ctx, double(wrong), false)), 0};

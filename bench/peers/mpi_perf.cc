@@ -23,19 +23,6 @@ void fill(const std::string& c, float* send, float* recv, const peer::Shape& s, 
     }
 }
 
-uint64_t verify(const std::string& c, const float* out, const peer::Shape& s) {
-    uint64_t wrong = 0;
-    auto sum = [](uint64_t i) { return peer::expectedSum(gSize, i); };
-    if (c == "allreduce") for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(i);
-    if (c == "reduce" && gRank == 0) for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(i);
-    if (c == "reducescatter") for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != sum(uint64_t(gRank) * s.count + i);
-    if (c == "broadcast") for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != peer::inputValue(0, i);
-    if (c == "allgather")
-        for (uint64_t i = 0; i < s.recvElems; ++i) wrong += out[i] != peer::inputValue(int(i / s.count), i % s.count);
-    if (c == "alltoall")
-        for (uint64_t i = 0; i < s.recvElems; ++i) wrong += out[i] != sent(int(i / s.count), gRank, i % s.count);
-    return wrong;
-}
 
 void call(const std::string& c, float* send, float* recv, const peer::Shape& s, bool inPlace) {
     const void* in = inPlace ? MPI_IN_PLACE : send;
@@ -61,7 +48,7 @@ void measure(const peer::Options& o, const peer::Shape& s, bool inPlace, double*
     if (o.check) {
         fill(o.collective, send.data(), recv.data(), s, inPlace);
         call(o.collective, send.data(), recv.data(), s, inPlace);
-        *wrong = verify(o.collective, recv.data(), s);
+        *wrong = peer::countWrong(o.collective, recv.data(), s, gRank, gSize);
     }
 }
 

@@ -92,6 +92,23 @@ inline float expectedSum(int n, uint64_t i) {
     return v;
 }
 
+// Wrong elements in `out` on `rank` of `n` after collective `c` with the inputs
+// above (broadcast and reduce use root 0; reduce-scatter results start at out[0]).
+inline uint64_t countWrong(const std::string& c, const float* out, const Shape& s, int rank, int n) {
+    uint64_t wrong = 0;
+    if (c == "allreduce" || (c == "reduce" && rank == 0))
+        for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != expectedSum(n, i);
+    if (c == "reducescatter")
+        for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != expectedSum(n, uint64_t(rank) * s.count + i);
+    if (c == "broadcast")
+        for (uint64_t i = 0; i < s.count; ++i) wrong += out[i] != inputValue(0, i);
+    if (c == "allgather")
+        for (uint64_t i = 0; i < s.recvElems; ++i) wrong += out[i] != inputValue(int(i / s.count), i % s.count);
+    if (c == "alltoall")
+        for (uint64_t i = 0; i < s.recvElems; ++i) wrong += out[i] != sentValue(int(i / s.count), rank, n, i % s.count);
+    return wrong;
+}
+
 inline void printHeader(const char* library, const Options& o, int n) {
     std::printf("# %s %s_perf: nranks %d minBytes %lu maxBytes %lu step: %g(factor) warmup iters: %d iters: %d validation: %d\n",
                 library, o.collective.c_str(), n, (unsigned long)o.minBytes, (unsigned long)o.maxBytes, o.factor,

@@ -128,22 +128,25 @@ HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue* configValue) {
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t* rankSize) {
     if (rankSize == nullptr) return fail(HCCL_E_PTR, "HcclGetRankSize: rankSize is NULL");
-    if (comm == nullptr || !commAlive(comm)) return fail(comm ? HCCL_E_PARA : HCCL_E_PTR, "HcclGetRankSize: not a live communicator");
-    *rankSize = static_cast<Communicator*>(comm)->size();
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, "HcclGetRankSize", &c));
+    *rankSize = c->size();
     return HCCL_SUCCESS;
 }
 
 HcclResult HcclGetRankId(HcclComm comm, uint32_t* rank) {
     if (rank == nullptr) return fail(HCCL_E_PTR, "HcclGetRankId: rank is NULL");
-    if (comm == nullptr || !commAlive(comm)) return fail(comm ? HCCL_E_PARA : HCCL_E_PTR, "HcclGetRankId: not a live communicator");
-    *rank = static_cast<Communicator*>(comm)->rank();
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, "HcclGetRankId", &c));
+    *rank = c->rank();
     return HCCL_SUCCESS;
 }
 
 HcclResult HcclGetCommName(HcclComm comm, char* commName) {
     if (commName == nullptr) return fail(HCCL_E_PTR, "HcclGetCommName: commName is NULL");
-    if (comm == nullptr || !commAlive(comm)) return fail(comm ? HCCL_E_PARA : HCCL_E_PTR, "HcclGetCommName: not a live communicator");
-    const std::string& name = static_cast<Communicator*>(comm)->name();
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, "HcclGetCommName", &c));
+    const std::string& name = c->name();
     std::snprintf(commName, COMM_NAME_MAX_LENGTH, "%s", name.c_str());
     return HCCL_SUCCESS;
 }
@@ -169,8 +172,9 @@ HcclResult HcclCommDestroy(HcclComm comm) {
 
 HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncError) {
     if (asyncError == nullptr) return fail(HCCL_E_PTR, "HcclGetCommAsyncError: asyncError is NULL");
-    if (comm == nullptr || !commAlive(comm)) return fail(comm ? HCCL_E_PARA : HCCL_E_PTR, "HcclGetCommAsyncError: not a live communicator");
-    *asyncError = static_cast<Communicator*>(comm)->asyncError();
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, "HcclGetCommAsyncError", &c));
+    *asyncError = c->asyncError();
     return HCCL_SUCCESS;
 }
 

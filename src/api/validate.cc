@@ -4,10 +4,15 @@
 
 namespace hostccl::api {
 
-HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out) {
+HcclResult checkLive(HcclComm comm, const char* fn, Communicator** out) {
     if (comm == nullptr) return fail(HCCL_E_PTR, "{}: comm is NULL", fn);
     if (!commAlive(comm)) return fail(HCCL_E_PARA, "{}: comm {} is not a live communicator (destroyed or foreign)", fn, comm);
     *out = static_cast<Communicator*>(comm);
+    return HCCL_SUCCESS;
+}
+
+HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out) {
+    HOSTCCL_CHECK(checkLive(comm, fn, out));
     if (HcclResult e = (*out)->asyncError(); e != HCCL_SUCCESS)
         return fail(e, (*out)->site(fn), "communicator failed earlier ({}); destroy it and create a new one", resultName(e));
     return HCCL_SUCCESS;

@@ -10,6 +10,9 @@
 
 namespace hostccl::api {
 
+// A live communicator (not NULL, destroyed or foreign), whatever its state.
+HcclResult checkLive(HcclComm comm, const char* fn, Communicator** out);
+// A live communicator that can still run ops (no earlier asynchronous error).
 HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out);
 HcclResult checkStream(aclrtStream stream, const char* fn, std::shared_ptr<runtime::Stream>* out);
 // dtype valid; for reductions also op valid and (dtype, op) reducible.

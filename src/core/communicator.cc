@@ -162,6 +162,8 @@ void Communicator::quiesce() {
         aborted_.store(true);
         for (auto& l : links_)
             if (l) l->shutdown(HCCL_E_INTERNAL, "communicator destroyed");
+        // Bounded although it has no deadline: every wait inside an op checks `aborted_`
+        // at least once per 100 ms slice, and the links now fail everything posted.
         idle_.wait(lock, [&] { return inflight_.load() == 0; });
     }
 }
