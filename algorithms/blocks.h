@@ -32,6 +32,19 @@ inline BlockLayout layoutFrom(const std::vector<uint64_t>& counts, const std::ve
     return b;
 }
 
+// One past the last element any block covers.
+inline uint64_t layoutEnd(const BlockLayout& b) {
+    uint64_t end = 0;
+    for (const auto& x : b) end = x.offset + x.count > end ? x.offset + x.count : end;
+    return end;
+}
+
+// Whether byte ranges [a, a+an) and [b, b+bn) share a byte.
+inline bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
+    auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
+    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
+}
+
 inline uint64_t maxBlockCount(const BlockLayout& b) {
     uint64_t m = 0;
     for (const auto& x : b) m = x.count > m ? x.count : m;

@@ -28,6 +28,8 @@ struct CommView {
     std::vector<transport::Link*> links;  // indexed by peer rank; null for self
     std::vector<char>* scratch = nullptr;  // grows on demand, owned by the communicator
     uint64_t seq = 0;                      // this op's collective sequence number
+    bool sharedMemoryMesh = false;         // size > 1 and every peer reachable through shared memory
+    bool singleProcess = false;            // every rank is a thread of this process
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
 };
 
@@ -41,6 +43,13 @@ public:
     size_t elemSize() const { return elemSize_; }
     ReduceFn reduceFn() const { return reduce_; }
     ErrorSite site() const;
+    bool sharedMemoryMesh() const { return comm_.sharedMemoryMesh; }
+    bool singleProcess() const { return comm_.singleProcess; }
+    // Where a peer's described region lies in this process (nullptr and `why` if
+    // the link to that peer cannot share memory).
+    char* mapPeerRegion(uint32_t peer, const transport::SharedRegion& r, std::string* why) const {
+        return comm_.links[peer]->mapPeerRegion(r, why);
+    }
 
     void send(uint32_t peer, const void* buf, size_t bytes);
     void recv(uint32_t peer, void* buf, size_t bytes);
@@ -52,6 +61,11 @@ public:
 
     // Waits for everything posted since the last waitAll.
     HcclResult waitAll();
+
+    // An algorithm that hands the op to another (a direct algorithm falling back)
+    // names it here, for the trace and the debug log.
+    void handOver(const char* algorithm) { handedTo_ = algorithm; }
+    const char* handedTo() const { return handedTo_; }
 
     // Scratch memory of at least `bytes`, valid until the op ends.
     char* scratch(size_t bytes);
@@ -67,6 +81,7 @@ private:
     const std::atomic<bool>* aborted_;
     size_t elemSize_;
     ReduceFn reduce_;
+    const char* handedTo_ = nullptr;
     // Storage reused from op to op on this thread: an op must not allocate per message.
     std::deque<transport::Transfer>& posted_;  // stable addresses for the links
     std::vector<transport::Transfer*>& pending_;

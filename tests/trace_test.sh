@@ -24,3 +24,21 @@ PY
 python3 "$merge" -o "$dir/merged.json" "$dir"/run.*.rank*.json || exit 1
 python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len({e['pid'] for e in t['traceEvents']}) == 3" "$dir/merged.json" \
     && echo "merged trace ok"
+
+# The trace names the algorithm each op ran: recursive doubling for 8 B, the direct
+# algorithm for 1 MiB on shared memory, the ring once direct access is turned off.
+algorithms() {  # prints "<count>:<algorithm>" per op of rank 0's trace
+    python3 - "$1" <<'PY'
+import json, sys
+ops = [e["args"] for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("cat") == "op"]
+print(" ".join(sorted({f"{a['count']}:{a['algorithm']}" for a in ops})))
+PY
+}
+rm -f "$dir"/*.json
+env -u HOSTCCL_DIRECT_MIN_BYTES HOSTCCL_TRACE=$dir/alg "$tool" -p 2 -b 8 -e 1M -f 131072 -n 1 -w 0 >/dev/null || { echo "perf tool failed"; exit 1; }
+got=$(algorithms "$(ls "$dir"/alg.*.rank0.json)")
+[ "$got" = "262144:direct 2:recursive-doubling" ] || { echo "algorithms with direct access: $got"; exit 1; }
+HOSTCCL_DIRECT_MIN_BYTES=-1 HOSTCCL_TRACE=$dir/ring "$tool" -p 2 -b 1M -e 1M -n 1 -w 0 >/dev/null || exit 1
+got=$(algorithms "$(ls "$dir"/ring.*.rank0.json)")
+[ "$got" = "262144:ring" ] || { echo "algorithms without direct access: $got"; exit 1; }
+echo "algorithm names ok"

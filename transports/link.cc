@@ -55,4 +55,9 @@ std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag&
                        describeTag(theirs, got.bytes));
 }
 
+char* Link::mapPeerRegion(const SharedRegion&, std::string* why) {
+    *why = std::string("a ") + kind() + " link cannot share memory";
+    return nullptr;
+}
+
 }  // namespace hostccl::transport

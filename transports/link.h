@@ -12,6 +12,7 @@
 #include "common/coll_type.h"
 #include "common/reduce.h"
 #include "hccl/hccl_types.h"
+#include "transports/shared_region.h"
 
 namespace hostccl::transport {
 
@@ -100,6 +101,11 @@ public:
     // timeout). Links that cannot do this return false and the caller backs off.
     virtual uint32_t activityStamp() const { return 0; }
     virtual bool waitForActivity(uint32_t /*stamp*/, int /*timeoutUs*/) { return false; }
+    // Memory sharing with the peer (same host): where the peer's described region
+    // can be read and written from this process. Links that cannot share memory
+    // return nullptr and say why.
+    virtual bool sharesMemory() const { return false; }
+    virtual char* mapPeerRegion(const SharedRegion& r, std::string* why);
 
     uint32_t peer() const { return peer_; }
     uint64_t commId() const { return commId_; }

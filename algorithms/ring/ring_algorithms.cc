@@ -7,18 +7,6 @@
 
 namespace hostccl {
 
-namespace {
-bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
-    auto pa = reinterpret_cast<uintptr_t>(a), pb = reinterpret_cast<uintptr_t>(b);
-    return an > 0 && bn > 0 && pa < pb + bn && pb < pa + an;
-}
-uint64_t total(const BlockLayout& b) {
-    uint64_t end = 0;
-    for (const auto& x : b) end = x.offset + x.count > end ? x.offset + x.count : end;
-    return end;
-}
-}  // namespace
-
 // Reduce-scatter into the receive buffer, then all-gather in place: 2(n-1) steps,
 // 2(n-1)/n of the data over each link, all work inside the receive buffer.
 HcclResult RingAllReduce::run(Context& ctx) const {
@@ -53,7 +41,7 @@ HcclResult RingReduceScatter::run(Context& ctx) const {
     const size_t outBytes = own.count * es;
     // The result may land on the rank's own input block (in place), but anywhere
     // else inside the input would overwrite blocks still to be sent: go via scratch.
-    bool aliased = overlaps(out, outBytes, in, total(blocks) * es) && out != in + own.offset * es;
+    bool aliased = overlaps(out, outBytes, in, layoutEnd(blocks) * es) && out != in + own.offset * es;
     if (!aliased) return ringReduceScatter(ctx, blocks, in, nullptr, out);
     std::vector<char> tmp(outBytes);
     HOSTCCL_CHECK(ringReduceScatter(ctx, blocks, in, nullptr, tmp.data()));

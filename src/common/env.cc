@@ -53,6 +53,7 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_HOST_ID", "", "Overrides this process's host identity, to emulate several hosts on one machine."},
         {"HOSTCCL_TRANSPORT", "auto", "auto: shared memory between ranks on one host, TCP between hosts; tcp forces TCP everywhere (testing)."},
         {"HOSTCCL_TRACE", "", "File prefix: each communicator writes <prefix>.<comm>.rank<r>.json (Chrome trace) when destroyed."},
+        {"HOSTCCL_DIRECT_MIN_BYTES", "65536", "Ops of at least this many bytes per rank read and write peers' buffers directly when all ranks share a host; -1 never."},
         {"HOSTCCL_TCP_CHUNK_BYTES", "262144", "Bytes a TCP receive reduces at a time when it reduces on arrival."},
     };
     return vars;

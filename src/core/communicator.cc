@@ -125,11 +125,12 @@ HcclResult Communicator::execute(const CollArgs& args) {
         log::debug("{} seq {} count {} via {}", describe(ctx.site()), view_.seq, args.count, algo.name());
     auto start = tracer_ ? Tracer::Clock::now() : Tracer::Clock::time_point{};
     HcclResult rc = algo.run(ctx);
+    const char* ran = ctx.handedTo() != nullptr ? ctx.handedTo() : algo.name();
     if (tracer_)
         tracer_->op(collName(args.type), start, Tracer::Clock::now(),
                     fmt::format(R"("seq":{},"comm":"{}","count":{},"dtype":"{}","redop":"{}","root":{},"algorithm":"{}","result":"{}")",
                                 view_.seq, name(), args.count, dtypeName(args.dtype),
-                                isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, algo.name(),
+                                isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, ran,
                                 resultName(rc)));
     if (rc != HCCL_SUCCESS) asyncError_.store(rc);
     return rc;
@@ -142,7 +143,14 @@ void Communicator::buildView() {
     view_.commId = id();
     view_.name = name();
     view_.scratch = &scratch_;
-    for (auto& l : links_) view_.links.push_back(l.get());
+    view_.sharedMemoryMesh = size() > 1;
+    view_.singleProcess = true;
+    for (uint32_t r = 0; r < size(); ++r) {
+        view_.links.push_back(links_[r].get());
+        if (r == rank()) continue;
+        view_.sharedMemoryMesh = view_.sharedMemoryMesh && links_[r]->sharesMemory();
+        view_.singleProcess = view_.singleProcess && view_.sharedMemoryMesh && peers_[r].pid == peers_[rank()].pid;
+    }
     tracer_ = Tracer::fromEnv(name(), rank(), peers_[rank()].hostId);
     view_.tracer = tracer_.get();
 }

@@ -46,15 +46,36 @@ HcclRootInfo awaitRootInfo(const std::string& path) {
     return info;
 }
 
-void allReduceCheck(HcclComm comm, aclrtStream stream, uint64_t count, uint32_t rank, uint32_t n) {
-    std::vector<int32_t> buf(count), out(count);
-    for (uint64_t i = 0; i < count; ++i) buf[i] = int32_t(rank + 1) * int32_t(i % 100 + 1);
+// Where a rank's buffers live: the direct algorithms map aclrtMalloc memory of the
+// other processes, and fall back on every rank when any rank's buffers are malloc'd.
+enum class Memory { Host, Device, Mixed };
+
+template <typename T>
+struct RankBuffer {
+    RankBuffer(uint64_t count, bool device) : count(count) {
+        if (device) CHECK(aclrtMalloc(&dev, count * sizeof(T), ACL_MEM_MALLOC_HUGE_FIRST) == 0, "aclrtMalloc");
+        else host.resize(count);
+    }
+    ~RankBuffer() {
+        if (dev != nullptr) aclrtFree(dev);
+    }
+    T* data() { return dev != nullptr ? static_cast<T*>(dev) : host.data(); }
+    uint64_t count;
+    void* dev = nullptr;
+    std::vector<T> host;
+};
+
+void allReduceCheck(HcclComm comm, aclrtStream stream, uint64_t count, uint32_t rank, uint32_t n, Memory memory) {
+    const bool device = memory == Memory::Device || (memory == Memory::Mixed && rank % 2 == 0);
+    RankBuffer<int32_t> buf(count, device), out(count, device);
+    for (uint64_t i = 0; i < count; ++i) buf.data()[i] = int32_t(rank + 1) * int32_t(i % 100 + 1);
     CHECK(HcclAllReduce(buf.data(), out.data(), count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, stream) == 0,
           "allreduce enqueue");
     CHECK(aclrtSynchronizeStream(stream) == 0, "allreduce sync");
     const int32_t ranksSum = int32_t(n * (n + 1) / 2);
     for (uint64_t i = 0; i < count; ++i)
-        CHECK(out[i] == ranksSum * int32_t(i % 100 + 1), "allreduce element %lu = %d", (unsigned long)i, out[i]);
+        CHECK(out.data()[i] == ranksSum * int32_t(i % 100 + 1), "allreduce (memory kind %d) element %lu = %d",
+              int(memory), (unsigned long)i, out.data()[i]);
 }
 
 void gatherAndBroadcast(HcclComm comm, aclrtStream stream, uint32_t rank, uint32_t n) {
@@ -144,7 +165,9 @@ int main(int argc, char** argv) {
     if (argc == 6) {
         runMatrixFamily(comm, stream, gRank, n, argv[5]);
     } else {
-        for (uint64_t count : {1ull, 1000ull, 1ull << 20}) allReduceCheck(comm, stream, count, gRank, n);
+        for (uint64_t count : {1ull, 1000ull, 1ull << 20}) allReduceCheck(comm, stream, count, gRank, n, Memory::Host);
+        for (Memory m : {Memory::Device, Memory::Mixed, Memory::Host})
+            allReduceCheck(comm, stream, 1ull << 20, gRank, n, m);
         gatherAndBroadcast(comm, stream, gRank, n);
         subCommAndConcurrency(comm, gRank, n);
     }

@@ -13,9 +13,12 @@ PeerMemory::~PeerMemory() {
     for (const Mapping& m : mappings_) munmap(m.base, m.size);
 }
 
-const char* PeerMemory::resolve(const DirectDescriptor& d, uint64_t bytes, std::string* why) {
-    if (d.allocationId == 0) return reinterpret_cast<const char*>(d.address);  // same process
-    if (d.allocationOffset > d.allocationSize || bytes > d.allocationSize - d.allocationOffset) {
+char* PeerMemory::resolve(const SharedRegion& d, std::string* why) {
+    if (!mappableByOtherProcesses(d)) {
+        *why = "the peer's buffer is not aclrtMalloc memory, which another process cannot map";
+        return nullptr;
+    }
+    if (d.allocationOffset > d.allocationSize || d.bytes > d.allocationSize - d.allocationOffset) {
         *why = "peer described bytes outside its allocation";
         return nullptr;
     }
@@ -24,16 +27,16 @@ const char* PeerMemory::resolve(const DirectDescriptor& d, uint64_t bytes, std::
         Mapping hit = mappings_[i];
         mappings_.erase(mappings_.begin() + long(i));
         mappings_.insert(mappings_.begin(), hit);
-        return static_cast<const char*>(hit.base) + d.allocationOffset;
+        return static_cast<char*>(hit.base) + d.allocationOffset;
     }
     char path[64];
     std::snprintf(path, sizeof path, "/proc/%d/fd/%d", d.pid, d.fd);
-    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) {
         *why = std::string("cannot open the peer's memory (") + path + "): " + std::strerror(errno);
         return nullptr;
     }
-    void* base = mmap(nullptr, d.allocationSize, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+    void* base = mmap(nullptr, d.allocationSize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     ::close(fd);
     if (base == MAP_FAILED) {
         *why = std::string("cannot map the peer's memory: ") + std::strerror(errno);
@@ -44,7 +47,7 @@ const char* PeerMemory::resolve(const DirectDescriptor& d, uint64_t bytes, std::
         mappings_.pop_back();
     }
     mappings_.insert(mappings_.begin(), Mapping{d.allocationId, base, d.allocationSize});
-    return static_cast<const char*>(base) + d.allocationOffset;
+    return static_cast<char*>(base) + d.allocationOffset;
 }
 
 }  // namespace hostccl::transport::shm

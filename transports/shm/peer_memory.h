@@ -1,5 +1,5 @@
-// Read access to a peer process's aclrtMalloc allocations on this host, for
-// single-copy transfers. Each allocation (its memfd, opened through
+// Access to a peer process's aclrtMalloc allocations on this host, for single-copy
+// transfers (read) and the direct algorithms (read and write). Each allocation (its memfd, opened through
 // /proc/<pid>/fd/<fd>) is mapped once and kept; allocation ids are unique, so a
 // reused fd number can never alias an old mapping.
 #pragma once
@@ -19,9 +19,9 @@ public:
     PeerMemory(const PeerMemory&) = delete;
     PeerMemory& operator=(const PeerMemory&) = delete;
 
-    // Where the described bytes can be read in this process; nullptr (and `why`)
-    // when the allocation cannot be mapped.
-    const char* resolve(const DirectDescriptor& d, uint64_t bytes, std::string* why);
+    // Where the region (of another process) lies in this process; nullptr (and
+    // `why`) when its allocation cannot be mapped.
+    char* resolve(const SharedRegion& r, std::string* why);
 
 private:
     struct Mapping {

@@ -8,8 +8,6 @@
 #include <climits>
 #include <cstring>
 
-#include "runtime/memory.h"
-
 namespace hostccl::transport {
 
 using namespace shm;
@@ -88,17 +86,8 @@ bool ShmLink::progressSends() {
 // is a thread of this process, else an aclrtMalloc allocation (memfd-backed).
 bool ShmLink::writeDescriptor(Transfer* t) {
     DirectDescriptor d{};
-    d.address = reinterpret_cast<uint64_t>(t->src);
-    d.pid = static_cast<int32_t>(getpid());
-    if (!peerInProcess_) {
-        auto a = runtime::findAllocation(t->src);
-        const char* src = static_cast<const char*>(t->src);
-        if (!a || src + t->bytes > static_cast<const char*>(a->base) + a->size) return false;
-        d.allocationId = a->id;
-        d.allocationOffset = static_cast<uint64_t>(src - static_cast<const char*>(a->base));
-        d.allocationSize = a->size;
-        d.fd = a->fd;
-    }
+    d.region = describeRegion(t->src, t->bytes);
+    if (!peerInProcess_ && !mappableByOtherProcesses(d.region)) return false;
     uint64_t head = out_->head.value.load(std::memory_order_relaxed);
     if (head - out_->tail.value.load(std::memory_order_acquire) >= kSlots) return false;  // retry inline later
     d.seq = ++directSent_;
@@ -190,8 +179,9 @@ int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* p
     }
     std::memcpy(&d, payload, sizeof d);
     std::string why;
-    const char* src = peerMemory_.resolve(d, t->bytes, &why);
+    const char* src = d.region.bytes == t->bytes ? mapPeerRegion(d.region, &why) : nullptr;
     if (src == nullptr) {
+        if (why.empty()) why = "peer sent a single-copy descriptor of the wrong size";
         failAll(HCCL_E_INTERNAL, why);
         return -1;
     }
@@ -204,6 +194,11 @@ int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* p
     in_->tail.value.store(in_->tail.value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     in_->acked.value.store(d.seq, std::memory_order_release);
     return 1;
+}
+
+char* ShmLink::mapPeerRegion(const SharedRegion& r, std::string* why) {
+    if (peerInProcess_) return reinterpret_cast<char*>(r.address);
+    return peerMemory_.resolve(r, why);
 }
 
 // Closing our end of the control socket tells the peer at once.

@@ -26,6 +26,8 @@ public:
     short pollEvents() const override { return 0; }
     uint32_t activityStamp() const override { return myBell_->rings.load(std::memory_order_acquire); }
     bool waitForActivity(uint32_t stamp, int timeoutUs) override;
+    bool sharesMemory() const override { return true; }
+    char* mapPeerRegion(const SharedRegion& r, std::string* why) override;
 
 private:
     bool progressSends();

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "transports/link.h"
+#include "transports/shared_region.h"
 
 namespace hostccl::transport::shm {
 
@@ -34,13 +35,8 @@ struct SlotHeader {
 // straight from there. The sender's transfer completes when the receiver bumps
 // the ring's `acked` counter past `seq`.
 struct DirectDescriptor {
-    uint64_t address;       // in the sender's address space
-    uint64_t allocationId;  // sender's aclrtMalloc allocation (0: same process, use `address`)
-    uint64_t allocationOffset;
-    uint64_t allocationSize;
-    int32_t pid;
-    int32_t fd;             // the allocation's memfd in the sender process
-    uint64_t seq;           // this message's number among the ring's direct messages
+    SharedRegion region;
+    uint64_t seq;  // this message's number among the ring's direct messages
 };
 static_assert(sizeof(SlotHeader) <= kSlotHeaderBytes, "slot header fits");
 

@@ -1,0 +1,191 @@
+#include "algorithms/direct/direct_algorithms.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algorithms/blocks.h"
+#include "algorithms/direct/peer_windows.h"
+#include "common/stream_copy.h"
+
+namespace hostccl {
+
+using transport::describeRegion;
+using transport::SharedRegion;
+
+namespace {
+// Reduced pieces this size stay in L1 while they are streamed to every output.
+constexpr size_t kSegmentBytes = 32 * 1024;
+
+// out[k] = in[0] (op) in[1] (op) ... for `count` elements, every input read once and
+// every output written once, through an L1-sized piece of scratch.
+void reduceToAll(Context& ctx, const std::vector<const char*>& in, const std::vector<char*>& out, uint64_t count) {
+    const size_t es = ctx.elemSize();
+    const uint64_t step = kSegmentBytes / es;
+    char* piece = ctx.scratch(kSegmentBytes);
+    const ReduceFn reduce = ctx.reduceFn();
+    for (uint64_t off = 0; off < count; off += step) {
+        const uint64_t n = std::min(step, count - off);
+        const size_t at = off * es;
+        reduce(piece, in[0] + at, in[1] + at, n);
+        for (size_t j = 2; j < in.size(); ++j) reduce(piece, piece, in[j] + at, n);
+        for (char* o : out) streamCopy(o + at, piece, n * es);
+    }
+}
+
+// A peer's region that must hold exactly `bytes`; nullptr (failure recorded) if not.
+const char* expectRegion(Context& ctx, PeerWindows& w, uint32_t peer, uint64_t bytes) {
+    if (w.regionBytes(peer, 0) != bytes) {
+        w.fail(fmt::format("rank {} offers {} bytes where this rank expects {} (counts differ between ranks)", peer,
+                           w.regionBytes(peer, 0), bytes));
+        return nullptr;
+    }
+    return w.region(ctx, peer, 0);
+}
+
+// Results of one buffer written over another are only safe when the two are the
+// same buffer (in place) or disjoint: peers read inputs while others write outputs.
+bool sameOrDisjoint(const void* a, size_t an, const void* b, size_t bn) { return a == b || !overlaps(a, an, b, bn); }
+}  // namespace
+
+HcclResult DirectAlgorithm::fallBack(Context& ctx) const {
+    log::debug("{}: some rank's buffers cannot be shared (not aclrtMalloc memory, or overlapping); running {}",
+               describe(ctx.site()), fallback_.name());
+    ctx.handOver(fallback_.name());
+    return fallback_.run(ctx);
+}
+
+HcclResult DirectAllReduce::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const size_t es = ctx.elemSize(), bytes = a.count * es;
+    PeerWindows w;
+    HOSTCCL_CHECK(w.open(ctx, 2, sameOrDisjoint(a.sendBuf, bytes, a.recvBuf, bytes), [&](uint32_t, SharedRegion* r) {
+        r[0] = describeRegion(a.sendBuf, bytes);
+        r[1] = describeRegion(a.recvBuf, bytes);
+    }));
+    if (!w.usable()) return fallBack(ctx);
+    const Block mine = evenBlocks(a.count, n)[me];
+    if (mine.count == 0) return w.close(ctx);
+    std::vector<const char*> in(n);
+    std::vector<char*> out(n);
+    for (uint32_t p = 0; p < n; ++p) {
+        in[p] = p == me ? static_cast<const char*>(a.sendBuf) : w.region(ctx, p, 0);
+        out[p] = p == me ? static_cast<char*>(a.recvBuf) : w.region(ctx, p, 1);
+        if (in[p] == nullptr || out[p] == nullptr) return w.close(ctx);  // reported by close
+        in[p] += mine.offset * es;
+        out[p] += mine.offset * es;
+    }
+    reduceToAll(ctx, in, out, mine.count);
+    return w.close(ctx);
+}
+
+HcclResult DirectAllGather::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const size_t es = ctx.elemSize();
+    const BlockLayout blocks = layoutFrom(a.recvCounts, a.recvDispls);
+    char* out = static_cast<char*>(a.recvBuf);
+    const size_t ownBytes = blocks[me].count * es;
+    char* ownSlot = out + blocks[me].offset * es;
+    const bool canJoin = a.sendBuf == ownSlot || !overlaps(a.sendBuf, ownBytes, out, layoutEnd(blocks) * es);
+    PeerWindows w;
+    HOSTCCL_CHECK(w.open(ctx, 1, canJoin,
+                         [&](uint32_t, SharedRegion* r) { r[0] = describeRegion(a.sendBuf, ownBytes); }));
+    if (!w.usable()) return fallBack(ctx);
+    if (a.sendBuf != ownSlot) streamCopy(ownSlot, a.sendBuf, ownBytes);
+    for (uint32_t k = 1; k < n; ++k) {
+        const uint32_t p = (me + k) % n;  // ranks start on different peers
+        const uint64_t bytes = blocks[p].count * es;
+        if (const char* src = expectRegion(ctx, w, p, bytes)) streamCopy(out + blocks[p].offset * es, src, bytes);
+    }
+    return w.close(ctx);
+}
+
+HcclResult DirectReduceScatter::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const size_t es = ctx.elemSize();
+    const BlockLayout blocks = layoutFrom(a.sendCounts, a.sendDispls);
+    const char* in = static_cast<const char*>(a.sendBuf);
+    char* out = static_cast<char*>(a.recvBuf);
+    const Block mine = blocks[me];
+    const size_t outBytes = mine.count * es;
+    const bool canJoin = out == in + mine.offset * es || !overlaps(out, outBytes, in, layoutEnd(blocks) * es);
+    PeerWindows w;
+    HOSTCCL_CHECK(w.open(ctx, 1, canJoin, [&](uint32_t p, SharedRegion* r) {
+        r[0] = describeRegion(in + blocks[p].offset * es, blocks[p].count * es);
+    }));
+    if (!w.usable()) return fallBack(ctx);
+    std::vector<const char*> inputs(n);
+    for (uint32_t p = 0; p < n; ++p) {
+        inputs[p] = p == me ? in + mine.offset * es : expectRegion(ctx, w, p, outBytes);
+        if (inputs[p] == nullptr && outBytes > 0) return w.close(ctx);
+    }
+    if (mine.count > 0) reduceToAll(ctx, inputs, {out}, mine.count);
+    return w.close(ctx);
+}
+
+HcclResult DirectAlltoAllV::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const size_t es = ctx.elemSize();
+    const char* in = static_cast<const char*>(a.sendBuf);
+    char* out = static_cast<char*>(a.recvBuf);
+    const uint64_t sendEnd = layoutEnd(layoutFrom(a.sendCounts, a.sendDispls));
+    const uint64_t recvEnd = layoutEnd(layoutFrom(a.recvCounts, a.recvDispls));
+    PeerWindows w;
+    HOSTCCL_CHECK(w.open(ctx, 1, !overlaps(in, sendEnd * es, out, recvEnd * es), [&](uint32_t p, SharedRegion* r) {
+        r[0] = describeRegion(in + a.sendDispls[p] * es, a.sendCounts[p] * es);
+    }));
+    if (!w.usable()) return fallBack(ctx);
+    streamCopy(out + a.recvDispls[me] * es, in + a.sendDispls[me] * es, a.sendCounts[me] * es);
+    for (uint32_t k = 1; k < n; ++k) {
+        const uint32_t p = (me + k) % n;
+        const uint64_t bytes = a.recvCounts[p] * es;
+        if (const char* src = expectRegion(ctx, w, p, bytes)) streamCopy(out + a.recvDispls[p] * es, src, bytes);
+    }
+    return w.close(ctx);
+}
+
+HcclResult DirectBroadcast::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const bool root = ctx.rank() == a.root;
+    const size_t bytes = a.count * ctx.elemSize();
+    char* buf = static_cast<char*>(a.recvBuf);
+    PeerWindows w;
+    HOSTCCL_CHECK(w.open(ctx, 1, true, [&](uint32_t, SharedRegion* r) {
+        r[0] = root ? describeRegion(buf, bytes) : describeRegion(nullptr, 0);  // only the root's is read
+    }));
+    if (!w.usable()) return fallBack(ctx);
+    if (!root)
+        if (const char* src = expectRegion(ctx, w, a.root, bytes)) streamCopy(buf, src, bytes);
+    return w.close(ctx);
+}
+
+HcclResult DirectReduce::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const bool root = me == a.root;
+    const size_t es = ctx.elemSize(), bytes = a.count * es;
+    const bool canJoin = !root || sameOrDisjoint(a.sendBuf, bytes, a.recvBuf, bytes);
+    PeerWindows w;
+    HOSTCCL_CHECK(w.open(ctx, 2, canJoin, [&](uint32_t, SharedRegion* r) {
+        r[0] = describeRegion(a.sendBuf, bytes);
+        r[1] = root ? describeRegion(a.recvBuf, bytes) : describeRegion(nullptr, 0);  // only the root's is written
+    }));
+    if (!w.usable()) return fallBack(ctx);
+    const Block mine = evenBlocks(a.count, n)[me];
+    if (mine.count == 0) return w.close(ctx);
+    std::vector<const char*> in(n);
+    for (uint32_t p = 0; p < n; ++p) {
+        in[p] = p == me ? static_cast<const char*>(a.sendBuf) : w.region(ctx, p, 0);
+        if (in[p] == nullptr) return w.close(ctx);
+        in[p] += mine.offset * es;
+    }
+    char* out = root ? static_cast<char*>(a.recvBuf) : w.region(ctx, a.root, 1);
+    if (out == nullptr) return w.close(ctx);
+    reduceToAll(ctx, in, {out + mine.offset * es}, mine.count);
+    return w.close(ctx);
+}
+
+}  // namespace hostccl

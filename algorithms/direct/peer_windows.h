@@ -1,0 +1,58 @@
+// The handshake of the direct algorithms, which read and write the other ranks'
+// buffers in place when every rank shares memory with every other (one host).
+//
+// open(): every rank sends every peer the regions of its buffers that this peer
+// may touch, plus one flag saying whether it can take part at all (its buffers
+// are mappable by the other processes and the algorithm's own conditions hold).
+// Every rank receives every flag, so all reach the same usable() answer and either
+// all run the direct path or all fall back to a message-passing algorithm.
+//
+// close(): every rank tells every peer that it is done and whether it failed, so no
+// rank returns (and lets its caller reuse the buffers) while a peer still touches
+// them, and a failure on one rank fails the op on all of them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/context.h"
+#include "transports/shared_region.h"
+
+namespace hostccl {
+
+class PeerWindows {
+public:
+    // Fills `regionsPerPeer` regions this rank offers `peer`.
+    using Describe = std::function<void(uint32_t peer, transport::SharedRegion* regions)>;
+
+    // `canJoin`: the calling algorithm's own conditions (for example no overlap of
+    // the send and receive buffers) hold on this rank.
+    HcclResult open(Context& ctx, size_t regionsPerPeer, bool canJoin, const Describe& describe);
+    bool usable() const { return usable_; }
+
+    // Peer's i-th region in this process, mapped on first use. nullptr when the
+    // region is empty, or when it cannot be mapped (recorded; close() reports it).
+    char* region(Context& ctx, uint32_t peer, size_t i);
+    uint64_t regionBytes(uint32_t peer, size_t i) const { return received(peer, i).bytes; }
+
+    // Records a failure of this rank (close() reports it on every rank).
+    void fail(std::string why);
+
+    HcclResult close(Context& ctx);
+
+private:
+    struct Header {
+        uint32_t canJoin;
+        uint32_t regions;
+    };
+    transport::SharedRegion received(uint32_t peer, size_t i) const;
+    static size_t messageBytes(size_t regions) { return sizeof(Header) + regions * sizeof(transport::SharedRegion); }
+
+    size_t regionsPerPeer_ = 0;
+    bool usable_ = false;
+    std::vector<char> sent_, received_;  // one message per peer, back to back
+    std::string failure_;
+};
+
+}  // namespace hostccl
