@@ -128,7 +128,7 @@ HcclResult Context::waitAll() {
     pending_.clear();
     for (Transfer& t : posted_) pending_.push_back(&t);
     auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    HcclResult rc = transport::waitAll(pending_, deadline_, aborted_, site());
+    HcclResult rc = transport::waitAll(pending_, deadline_, aborted_, site(), comm_.crowded);
     if (comm_.tracer) traceStep(start);
     posted_.clear();
     return rc;

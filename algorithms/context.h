@@ -30,6 +30,7 @@ struct CommView {
     uint64_t seq = 0;                      // this op's collective sequence number
     bool sharedMemoryMesh = false;         // size > 1 and every peer reachable through shared memory
     bool singleProcess = false;            // every rank is a thread of this process
+    bool crowded = false;                  // this host runs more of the comm's ranks than it has cores
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
 };
 

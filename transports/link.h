@@ -12,6 +12,7 @@
 #include "common/coll_type.h"
 #include "common/reduce.h"
 #include "hccl/hccl_types.h"
+#include "transports/doorbell.h"
 #include "transports/shared_region.h"
 
 namespace hostccl::transport {
@@ -97,10 +98,14 @@ public:
     // Fails every pending and future transfer (abort, destroy).
     virtual void shutdown(HcclResult code, const std::string& why) = 0;
     // Blocking without a socket: read activityStamp() before a progress pass; if that
-    // pass moved nothing, waitForActivity(stamp) sleeps until the peer acts (or the
-    // timeout). Links that cannot do this return false and the caller backs off.
+    // pass moved nothing, beginSleep(stamp) announces a sleep and gives the word to
+    // sleep on (transports/doorbell.h), or returns false when the peer acted since
+    // the stamp (then don't sleep). endSleep() follows every beginSleep that returned
+    // true. Links that cannot do this return false and the caller backs off.
     virtual uint32_t activityStamp() const { return 0; }
-    virtual bool waitForActivity(uint32_t /*stamp*/, int /*timeoutUs*/) { return false; }
+    virtual bool canSleep() const { return false; }
+    virtual bool beginSleep(uint32_t /*stamp*/, SleepWord* /*word*/) { return false; }
+    virtual void endSleep() {}
     // Memory sharing with the peer (same host): where the peer's described region
     // can be read and written from this process. Links that cannot share memory
     // return nullptr and say why.

@@ -14,7 +14,9 @@
 
 namespace hostccl::transport {
 
+// `crowded`: this host runs more ranks than it has cores, so waiting must leave the
+// CPU to others almost at once.
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, const std::atomic<bool>* aborted,
-                   ErrorSite site);
+                   ErrorSite site, bool crowded);
 
 }  // namespace hostccl::transport

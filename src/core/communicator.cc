@@ -1,8 +1,12 @@
 #include "core/communicator.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "algorithms/context.h"
 #include "algorithms/selector.h"
@@ -136,6 +140,19 @@ HcclResult Communicator::execute(const CollArgs& args) {
     return rc;
 }
 
+uint32_t Communicator::ranksOnThisHost() const {
+    uint32_t local = 0;
+    for (const auto& p : peers_) local += p.hostId == peers_[rank()].hostId ? 1 : 0;
+    return local;
+}
+
+// The cores this process may run on (its affinity mask, as set by a launcher).
+uint32_t Communicator::usableCores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
+    return static_cast<uint32_t>(CPU_COUNT(&set));
+}
+
 // What algorithms see; fixed once the links exist (only the sequence number changes).
 void Communicator::buildView() {
     view_.rank = rank();
@@ -143,6 +160,7 @@ void Communicator::buildView() {
     view_.commId = id();
     view_.name = name();
     view_.scratch = &scratch_;
+    view_.crowded = ranksOnThisHost() > usableCores();
     view_.sharedMemoryMesh = size() > 1;
     view_.singleProcess = true;
     for (uint32_t r = 0; r < size(); ++r) {

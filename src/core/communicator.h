@@ -63,6 +63,8 @@ private:
     HcclResult connectTo(uint32_t peer, Deadline deadline);
     HcclResult acceptFrom(uint32_t peer, Deadline deadline);
     void buildView();
+    uint32_t ranksOnThisHost() const;
+    static uint32_t usableCores();
     void logInit() const;
 
     const CommIdentity identity_;

@@ -20,21 +20,24 @@ Stream::~Stream() {
 }
 
 void Stream::enqueue(Task task) {
+    bool wake;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         queue_.push_back(std::move(task));
         ++enqueued_;
+        wake = workerAsleep_;
     }
-    workReady_.notify_one();
+    if (wake) workReady_.notify_one();
 }
 
 int Stream::synchronize(Deadline deadline) {
     std::unique_lock<std::mutex> lock(mutex_);
     const uint64_t target = enqueued_;
+    // seq_cst store then load, against the worker's increment then load: either it
+    // sees this wakeAt_ or this sees its count, so the wake-up cannot be missed.
     auto done = [&] {
-        if (completed_ >= target) return true;
-        wakeAt_ = std::min(wakeAt_, target);  // (re)arm after every wake-up
-        return false;
+        wakeAt_.store(std::min(wakeAt_.load(), target));  // (re)arm after every wake-up
+        return completed_.load() >= target;
     };
     if (deadline.isNever()) {
         workDone_.wait(lock, done);
@@ -46,22 +49,40 @@ int Stream::synchronize(Deadline deadline) {
     return err;
 }
 
+// Runs tasks in batches: one lock round per batch, not two per task.
 void Stream::run() {
     setCurrentDevice(device_);  // tasks see the stream's device as current
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-        workReady_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping and drained
-        Task task = std::move(queue_.front());
-        queue_.pop_front();
-        lock.unlock();
-        int rc = task();
-        lock.lock();
-        if (rc != 0 && firstError_ == 0) firstError_ = rc;
-        if (++completed_ >= wakeAt_) {
-            wakeAt_ = UINT64_MAX;
-            workDone_.notify_all();
+    std::vector<Task> batch;
+    while (takeBatch(&batch)) {
+        for (Task& task : batch) {
+            int rc = task();
+            task = nullptr;  // drop what the task holds before it counts as done
+            finished(rc);
         }
+        batch.clear();
+    }
+}
+
+bool Stream::takeBatch(std::vector<Task>* batch) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (queue_.empty() && !stopping_) {
+        workerAsleep_ = true;
+        workReady_.wait(lock);
+        workerAsleep_ = false;
+    }
+    batch->swap(queue_);
+    return !batch->empty();
+}
+
+void Stream::finished(int rc) {
+    if (rc != 0) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (firstError_ == 0) firstError_ = rc;
+    }
+    if (completed_.fetch_add(1) + 1 >= wakeAt_.load()) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        wakeAt_.store(UINT64_MAX);
+        workDone_.notify_all();
     }
 }
 

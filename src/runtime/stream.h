@@ -3,13 +3,14 @@
 // and returns (and clears) the first error a task reported.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "acl/acl_base.h"
 #include "common/deadline.h"
@@ -35,17 +36,20 @@ public:
 
 private:
     void run();
+    bool takeBatch(std::vector<Task>* batch);  // false: stopping and drained
+    void finished(int rc);
 
     const int32_t device_;
     std::mutex mutex_;
     std::condition_variable workReady_;
     std::condition_variable workDone_;
-    std::deque<Task> queue_;
+    std::vector<Task> queue_;  // swapped with the worker's batch: capacity is reused
     uint64_t enqueued_ = 0;
-    uint64_t completed_ = 0;
-    // Lowest count of completed tasks a synchronize waits for: the worker wakes
-    // waiters only then, not after every task.
-    uint64_t wakeAt_ = UINT64_MAX;
+    bool workerAsleep_ = false;  // enqueue signals only then: no syscall per task
+    // Counted without the lock; a synchronize that needs a count sets wakeAt_, and
+    // the worker takes the lock to wake it only when the count reaches it.
+    std::atomic<uint64_t> completed_{0};
+    std::atomic<uint64_t> wakeAt_{UINT64_MAX};
     int firstError_ = 0;
     bool stopping_ = false;
     std::thread worker_;

@@ -31,6 +31,29 @@ TEST(Stream, RunsTasksInOrderAndSynchronizeWaitsForThem) {
     for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
 }
 
+// Producers and synchronizers race: every synchronize must return with all the work
+// its thread enqueued done (the worker counts without the lock and wakes waiters
+// only at the count they wait for).
+TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDone) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    constexpr int kThreads = 4, kRounds = 2000;
+    std::vector<std::atomic<int>> done(kThreads);
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (int r = 1; r <= kRounds; ++r) {
+                stream->enqueue([&done, t] { done[t].fetch_add(1); return 0; });
+                if (r % 7 == 0 && (aclrtSynchronizeStream(g.s) != ACL_SUCCESS || done[t].load() != r)) ++failures;
+            }
+        });
+    for (auto& th : threads) th.join();
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    EXPECT_EQ(failures.load(), 0);
+    for (auto& d : done) EXPECT_EQ(d.load(), kRounds);
+}
+
 TEST(Stream, SynchronizeReturnsTheFirstErrorOnceThenClears) {
     StreamGuard g;
     auto stream = hostccl::runtime::resolveStream(g.s);

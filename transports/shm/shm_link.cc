@@ -1,11 +1,8 @@
 #include "transports/shm/shm_link.h"
 
-#include <linux/futex.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstring>
 
 namespace hostccl::transport {
@@ -39,26 +36,28 @@ bool ShmLink::progress() {
     return moved;
 }
 
-namespace {
-long futex(std::atomic<uint32_t>* word, int op, uint32_t value, const timespec* timeout) {
-    return syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), op, value, timeout, nullptr, 0);
-}
-}  // namespace
-
-// Shared (not FUTEX_PRIVATE) futexes: the peer may be another process.
+// The bell is
+// touched only when the peer sleeps; while both sides spin, a message costs no
+// cache-line transfer beyond the ring's own words. The fences pair with those in
+// waitForActivity: either the sleeper's re-check sees this side's writes, or this
+// side sees `asleep` and rings.
 void ShmLink::ringPeer() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (peerBell_->asleep.load(std::memory_order_relaxed) == 0) return;
     peerBell_->rings.fetch_add(1, std::memory_order_seq_cst);
-    if (peerBell_->asleep.load(std::memory_order_seq_cst) != 0) futex(&peerBell_->rings, FUTEX_WAKE, INT32_MAX, nullptr);
+    wakeWord(&peerBell_->rings);
 }
 
-// The stamp was read before the caller's last progress pass, so a change made by
-// the peer after that pass moved the bell and the futex returns at once.
-bool ShmLink::waitForActivity(uint32_t stamp, int timeoutUs) {
+// `stamp` was read before the caller's last progress pass; if the peer acted since,
+// the stamp moved and the caller must not sleep.
+bool ShmLink::beginSleep(uint32_t stamp, SleepWord* word) {
     myBell_->asleep.fetch_add(1, std::memory_order_seq_cst);
-    timespec ts{timeoutUs / 1000000, static_cast<long>(timeoutUs % 1000000) * 1000};
-    futex(&myBell_->rings, FUTEX_WAIT, stamp, &ts);
-    myBell_->asleep.fetch_sub(1, std::memory_order_seq_cst);
-    return true;
+    word->word = &myBell_->rings;
+    word->value = myBell_->rings.load(std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (activityStamp() == stamp) return true;
+    endSleep();
+    return false;
 }
 
 bool ShmLink::progressSends() {

@@ -24,8 +24,16 @@ public:
     bool progress() override;
     int pollFd() const override { return -1; }  // data arrives in memory, not on a socket
     short pollEvents() const override { return 0; }
-    uint32_t activityStamp() const override { return myBell_->rings.load(std::memory_order_acquire); }
-    bool waitForActivity(uint32_t stamp, int timeoutUs) override;
+    // The words only the peer writes (data arrived, slots freed, single copies read):
+    // every peer action moves their sum, so the stamp needs no extra shared write.
+    uint32_t activityStamp() const override {
+        return static_cast<uint32_t>(in_->head.value.load(std::memory_order_acquire) +
+                                     out_->tail.value.load(std::memory_order_acquire) +
+                                     out_->acked.value.load(std::memory_order_acquire));
+    }
+    bool canSleep() const override { return true; }
+    bool beginSleep(uint32_t stamp, SleepWord* word) override;
+    void endSleep() override { myBell_->asleep.fetch_sub(1, std::memory_order_seq_cst); }
     bool sharesMemory() const override { return true; }
     char* mapPeerRegion(const SharedRegion& r, std::string* why) override;
 

@@ -56,9 +56,9 @@ struct Ring {
     unsigned char* payload(uint64_t n) { return slots[n % kSlots] + kSlotHeaderBytes; }
 };
 
-// A side's doorbell: the peer bumps `rings` after any change the side may be
-// waiting for (data written, slots freed, a direct read acked) and wakes it with a
-// futex only when `asleep` says it is blocked. 32-bit, as futexes are.
+// A side's doorbell, used only while that side sleeps: when `asleep` is set, the
+// peer bumps `rings` after any change the side may be waiting for (data written,
+// slots freed, a direct read acked) and wakes it with a futex. 32-bit, as futexes are.
 struct alignas(64) Bell {
     std::atomic<uint32_t> rings;
     std::atomic<uint32_t> asleep;
