@@ -75,7 +75,12 @@ run_openmpi() {
     local args=(--allow-run-as-root --oversubscribe --mca btl $btl)
     if [ "$tcp_split" = 1 ]; then  # one launcher daemon per emulated host (netns_agent.sh)
         printf 'localhost slots=%d\n%s slots=%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.openmpi"
-        args+=(--mca pml ob1 --hostfile "$logs/hosts.openmpi" --mca plm_rsh_agent "$root/bench/netns_agent.sh"
+        # Each daemon binds its ranks from core 0 up, so the two "hosts" would stack
+        # their ranks on the same cores of this one machine (4 ms per 8-byte call: a
+        # busy-polling rank holds the core for a whole time slice): no binding.
+        # Two ranks per emulated host are four on two cores: let Open MPI yield while it
+        # polls, as --oversubscribe does on one host (MPICH has no such switch).
+        args+=(--bind-to none --mca mpi_yield_when_idle 1 --mca pml ob1 --hostfile "$logs/hosts.openmpi" --mca plm_rsh_agent "$root/bench/netns_agent.sh"
                --mca oob_tcp_if_include $subnet --mca btl_tcp_if_include $subnet)
         timeout $run_timeout mpirun.openmpi "${args[@]}" -np $n "$peers/mpi_perf_openmpi" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     else
@@ -92,7 +97,8 @@ run_mpich() {
     if [ "$tcp_split" = 1 ]; then
         printf 'localhost:%d\n%s:%d\n' $((n / 2)) "$nsB" $((n / 2)) >"$logs/hosts.mpich"
         timeout $run_timeout "${env[@]}" mpiexec.mpich -launcher ssh -launcher-exec "$root/bench/netns_agent.sh" -f "$logs/hosts.mpich" \
-            -genvall -iface "$vethA" -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
+            -genvall -iface "$vethA" -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) \
+            $( [ "$size" -ge 1048576 ] && echo --no-finalize ) >"$logs/$name" 2>&1
     else
         timeout $run_timeout "${env[@]}" mpiexec.mpich -n $n "$peers/mpi_perf_mpich" $coll -b $size -e $size -n $iters -w $(warmup_for $size) >"$logs/$name" 2>&1
     fi

@@ -86,6 +86,15 @@ int main(int argc, char** argv) {
         anyWrong |= allWrong[0] + allWrong[1] > 0;
     }
     if (gRank == 0) std::printf("# Out of bounds values : %s\n", anyWrong ? "FAILED" : "0 OK");
+    // --no-finalize: Debian's MPICH 4.0.2 over UCX's TCP between network namespaces
+    // measures fine and then hangs in MPI_Finalize; every rank has finished its
+    // measurement at this barrier, so exiting here loses nothing.
+    for (const std::string& flag : rest) {
+        if (flag != "--no-finalize") continue;
+        MPI_Barrier(MPI_COMM_WORLD);
+        std::fflush(stdout);
+        std::_Exit(anyWrong ? 1 : 0);
+    }
     MPI_Finalize();
     return anyWrong ? 1 : 0;
 }
