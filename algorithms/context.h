@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algo_override.h"
 #include "algorithms/coll_args.h"
 #include "common/deadline.h"
 #include "common/error.h"
@@ -31,6 +32,7 @@ struct CommView {
     bool sharedMemoryMesh = false;         // size > 1 and every peer reachable through shared memory
     bool singleProcess = false;            // every rank is a thread of this process
     bool crowded = false;                  // this host runs more of the comm's ranks than it has cores
+    AlgoOverride algoOverride;             // HCCL_ALGO / hcclAlgo
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
 };
 
@@ -46,6 +48,8 @@ public:
     ErrorSite site() const;
     bool sharedMemoryMesh() const { return comm_.sharedMemoryMesh; }
     bool singleProcess() const { return comm_.singleProcess; }
+    // The family HCCL_ALGO asks for this op (Auto: the selector decides).
+    AlgoFamily forcedFamily() const { return comm_.algoOverride.forOp(algoOpOf(args_.type)); }
     // Where a peer's described region lies in this process (nullptr and `why` if
     // the link to that peer cannot share memory).
     char* mapPeerRegion(uint32_t peer, const transport::SharedRegion& r, std::string* why) const {

@@ -1,9 +1,11 @@
 #include "algorithms/selector.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include "algorithms/direct/direct_algorithms.h"
 #include "algorithms/dissemination/barrier.h"
+#include "algorithms/halving_doubling/rabenseifner.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
 #include "algorithms/linear/scatter.h"
 #include "algorithms/p2p/send_recv.h"
@@ -15,9 +17,35 @@
 namespace hostccl {
 
 namespace {
-// Until the cost-model selector (issue 4): whole-vector exchanges win while the
-// latency term dominates; above this the ring's bandwidth term does.
+// Whole-vector exchanges win while the latency term dominates; above this the
+// ring's bandwidth term does.
 constexpr size_t kRecursiveDoublingMaxBytes = 32 * 1024;
+
+// Every algorithm, once (declaration order: the direct ones name their fallbacks).
+struct Algorithms {
+    RingAllReduce ringAllReduce;
+    RecursiveDoublingAllReduce recursiveDoubling;
+    RabenseifnerAllReduce rabenseifner;
+    RingAllGather ringAllGather;
+    RingReduceScatter ringReduceScatter;
+    BinomialBroadcast binomialBroadcast;
+    BinomialReduce binomialReduce;
+    LinearScatter linearScatter;
+    PairwiseAlltoAllV pairwiseAlltoAll;
+    DisseminationBarrier barrier;
+    PointToPoint p2p;
+    DirectAllReduce directAllReduce{ringAllReduce};
+    DirectAllGather directAllGather{ringAllGather};
+    DirectReduceScatter directReduceScatter{ringReduceScatter};
+    DirectBroadcast directBroadcast{binomialBroadcast};
+    DirectReduce directReduce{binomialReduce};
+    DirectAlltoAllV directAlltoAll{pairwiseAlltoAll};
+};
+
+const Algorithms& all() {
+    static const Algorithms* a = new Algorithms;  // streams may run ops during exit
+    return *a;
+}
 
 uint64_t sum(const std::vector<uint64_t>& v) {
     uint64_t s = 0;
@@ -40,54 +68,90 @@ uint64_t opBytes(const Context& ctx) {
     }
 }
 
+// The direct algorithm for the op (ranks sharing one host), if there is one.
+const Algorithm* directFor(CollType t) {
+    const Algorithms& a = all();
+    switch (algoOpOf(t)) {
+        case AlgoOp::AllReduce: return &a.directAllReduce;
+        case AlgoOp::AllGather: return &a.directAllGather;
+        case AlgoOp::ReduceScatter: return &a.directReduceScatter;
+        case AlgoOp::Broadcast: return &a.directBroadcast;
+        case AlgoOp::Reduce: return &a.directReduce;
+        case AlgoOp::AlltoAll: return &a.directAlltoAll;
+        default: return nullptr;
+    }
+}
+
+// What HCCL_ALGO's family means for this op here; nullptr when hostccl has no such
+// algorithm for it (or, for direct, the ranks do not share one host).
+const Algorithm* forced(const Context& ctx, AlgoFamily family) {
+    const Algorithms& a = all();
+    const AlgoOp op = algoOpOf(ctx.args().type);
+    switch (family) {
+        case AlgoFamily::Ring:
+            if (op == AlgoOp::AllReduce) return &a.ringAllReduce;
+            if (op == AlgoOp::AllGather) return &a.ringAllGather;
+            if (op == AlgoOp::ReduceScatter) return &a.ringReduceScatter;
+            return nullptr;
+        case AlgoFamily::HalvingDoubling: return op == AlgoOp::AllReduce ? &a.rabenseifner : nullptr;
+        case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
+        case AlgoFamily::Direct: return ctx.sharedMemoryMesh() ? directFor(ctx.args().type) : nullptr;
+        default: return nullptr;
+    }
+}
+
+// Once per process and (op, family): the override cannot be honoured for this op.
+void noteUnhonoured(const Context& ctx, AlgoFamily family) {
+    static std::atomic<uint64_t> told{0};
+    const uint64_t bit = uint64_t(1) << (size_t(algoOpOf(ctx.args().type)) * 8 + size_t(family));
+    if (told.fetch_or(bit) & bit) return;
+    log::warn("HCCL_ALGO asks for {} for {}, which hostccl does not have for it{}; using the adaptive choice",
+              familyName(family), collName(ctx.args().type),
+              family == AlgoFamily::Direct ? " (or the ranks do not share one host)" : "");
+}
+
 // Ranks that all share memory read and write each other's buffers directly once
 // the payload outweighs the two handshakes that costs.
 bool useDirect(const Context& ctx) {
     static const uint64_t minBytes = static_cast<uint64_t>(env::getInt("HOSTCCL_DIRECT_MIN_BYTES", -1, INT64_MAX));
     return ctx.sharedMemoryMesh() && minBytes != UINT64_MAX && opBytes(ctx) >= minBytes;
 }
+
+const Algorithm& adaptive(const Context& ctx) {
+    const Algorithms& a = all();
+    const CollType t = ctx.args().type;
+    if (useDirect(ctx))
+        if (const Algorithm* d = directFor(t)) return *d;
+    switch (t) {
+        case CollType::AllReduce:
+            return opBytes(ctx) <= kRecursiveDoublingMaxBytes ? static_cast<const Algorithm&>(a.recursiveDoubling)
+                                                              : a.ringAllReduce;
+        case CollType::AllGather:
+        case CollType::AllGatherV: return a.ringAllGather;
+        case CollType::ReduceScatter:
+        case CollType::ReduceScatterV: return a.ringReduceScatter;
+        case CollType::Broadcast: return a.binomialBroadcast;
+        case CollType::Reduce: return a.binomialReduce;
+        case CollType::Scatter: return a.linearScatter;
+        case CollType::AlltoAll:
+        case CollType::AlltoAllV:
+        case CollType::AlltoAllVC: return a.pairwiseAlltoAll;
+        case CollType::Barrier: return a.barrier;
+        case CollType::Send:
+        case CollType::Recv:
+        case CollType::BatchSendRecv: return a.p2p;
+    }
+    return a.barrier;  // unreachable: every CollType is listed
+}
 }  // namespace
 
 const Algorithm& selectAlgorithm(const Context& ctx) {
-    static const RingAllReduce ringAllReduce;
-    static const RecursiveDoublingAllReduce recursiveDoubling;
-    static const RingAllGather ringAllGather;
-    static const RingReduceScatter ringReduceScatter;
-    static const BinomialBroadcast binomialBroadcast;
-    static const BinomialReduce binomialReduce;
-    static const LinearScatter linearScatter;
-    static const PairwiseAlltoAllV pairwiseAlltoAll;
-    static const DisseminationBarrier barrier;
-    static const PointToPoint p2p;
-    static const DirectAllReduce directAllReduce(ringAllReduce);
-    static const DirectAllGather directAllGather(ringAllGather);
-    static const DirectReduceScatter directReduceScatter(ringReduceScatter);
-    static const DirectBroadcast directBroadcast(binomialBroadcast);
-    static const DirectReduce directReduce(binomialReduce);
-    static const DirectAlltoAllV directAlltoAll(pairwiseAlltoAll);
-    const bool direct = useDirect(ctx);
-    switch (ctx.args().type) {
-        case CollType::AllReduce:
-            if (direct) return directAllReduce;
-            if (ctx.args().count * ctx.elemSize() <= kRecursiveDoublingMaxBytes) return recursiveDoubling;
-            return ringAllReduce;
-        case CollType::AllGather:
-        case CollType::AllGatherV: return direct ? static_cast<const Algorithm&>(directAllGather) : ringAllGather;
-        case CollType::ReduceScatter:
-        case CollType::ReduceScatterV:
-            return direct ? static_cast<const Algorithm&>(directReduceScatter) : ringReduceScatter;
-        case CollType::Broadcast: return direct ? static_cast<const Algorithm&>(directBroadcast) : binomialBroadcast;
-        case CollType::Reduce: return direct ? static_cast<const Algorithm&>(directReduce) : binomialReduce;
-        case CollType::Scatter: return linearScatter;
-        case CollType::AlltoAll:
-        case CollType::AlltoAllV:
-        case CollType::AlltoAllVC: return direct ? static_cast<const Algorithm&>(directAlltoAll) : pairwiseAlltoAll;
-        case CollType::Barrier: return barrier;
-        case CollType::Send:
-        case CollType::Recv:
-        case CollType::BatchSendRecv: return p2p;
+    const AlgoFamily family = ctx.forcedFamily();
+    if (family != AlgoFamily::Auto) {
+        if (const Algorithm* f = forced(ctx, family)) return *f;
+        noteUnhonoured(ctx, family);
     }
-    return barrier;  // unreachable: every CollType is listed
+    return adaptive(ctx);
 }
 
 }  // namespace hostccl

@@ -1,5 +1,6 @@
-// Picks the algorithm for an op. Today one algorithm per collective; the cost-model
-// selector and HCCL_ALGO overrides plug in here.
+// Picks the algorithm for an op: the family HCCL_ALGO / hcclAlgo names when hostccl
+// has it for that op, else the adaptive choice (size thresholds today; issue 4's
+// cost model next).
 #pragma once
 
 #include "algorithms/algorithm.h"

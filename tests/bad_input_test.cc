@@ -134,6 +134,10 @@ TEST(BadInput, InitArguments) {
     ASSERT_EQ(HcclGetRootInfo(&root), HCCL_SUCCESS);
     EXPECT_EQ(HcclCommInitRootInfoConfig(1, &root, 0, &config, &comm), HCCL_E_PARA);
     EXPECT_EQ(comm, nullptr);
+    HcclCommConfigInit(&config);  // a valid config with an unknown algorithm
+    std::strcpy(config.hcclAlgo, "level0:NA;level1:warp-drive");
+    EXPECT_EQ(HcclCommInitRootInfoConfig(1, &root, 0, &config, &comm), HCCL_E_PARA);
+    EXPECT_EQ(comm, nullptr);
 
     int32_t devices[3] = {0, 1, 1};
     HcclComm comms[3] = {nullptr, nullptr, nullptr};

@@ -35,10 +35,19 @@ print(" ".join(sorted({f"{a['count']}:{a['algorithm']}" for a in ops})))
 PY
 }
 rm -f "$dir"/*.json
-env -u HOSTCCL_DIRECT_MIN_BYTES HOSTCCL_TRACE=$dir/alg "$tool" -p 2 -b 8 -e 1M -f 131072 -n 1 -w 0 >/dev/null || { echo "perf tool failed"; exit 1; }
+env -u HOSTCCL_DIRECT_MIN_BYTES -u HCCL_ALGO HOSTCCL_TRACE=$dir/alg "$tool" -p 2 -b 8 -e 1M -f 131072 -n 1 -w 0 >/dev/null || { echo "perf tool failed"; exit 1; }
 got=$(algorithms "$(ls "$dir"/alg.*.rank0.json)")
 [ "$got" = "262144:direct 2:recursive-doubling" ] || { echo "algorithms with direct access: $got"; exit 1; }
-HOSTCCL_DIRECT_MIN_BYTES=-1 HOSTCCL_TRACE=$dir/ring "$tool" -p 2 -b 1M -e 1M -n 1 -w 0 >/dev/null || exit 1
+env -u HCCL_ALGO HOSTCCL_DIRECT_MIN_BYTES=-1 HOSTCCL_TRACE=$dir/ring "$tool" -p 2 -b 1M -e 1M -n 1 -w 0 >/dev/null || exit 1
 got=$(algorithms "$(ls "$dir"/ring.*.rank0.json)")
 [ "$got" = "262144:ring" ] || { echo "algorithms without direct access: $got"; exit 1; }
 echo "algorithm names ok"
+
+# HCCL_ALGO forces the family, whatever the size.
+HCCL_ALGO="level0:NA;level1:H-D_R" HOSTCCL_TRACE=$dir/hd "$tool" -p 3 -b 8 -e 8 -n 1 -w 0 >/dev/null || exit 1
+got=$(algorithms "$(ls "$dir"/hd.*.rank0.json)")
+[ "$got" = "2:halving-doubling" ] || { echo "algorithms with HCCL_ALGO=H-D_R: $got"; exit 1; }
+HCCL_ALGO="allreduce=level1:ring" HOSTCCL_TRACE=$dir/fring "$tool" -p 3 -b 8 -e 8 -n 1 -w 0 >/dev/null || exit 1
+got=$(algorithms "$(ls "$dir"/fring.*.rank0.json)")
+[ "$got" = "2:ring" ] || { echo "algorithms with HCCL_ALGO=ring: $got"; exit 1; }
+echo "forced algorithms ok"

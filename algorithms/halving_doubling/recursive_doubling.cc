@@ -2,15 +2,9 @@
 
 #include <cstring>
 
-namespace hostccl {
+#include "algorithms/halving_doubling/fold.h"
 
-namespace {
-uint32_t largestPowerOfTwoAtMost(uint32_t n) {
-    uint32_t p = 1;
-    while (p * 2 <= n) p *= 2;
-    return p;
-}
-}  // namespace
+namespace hostccl {
 
 HcclResult RecursiveDoublingAllReduce::run(Context& ctx) const {
     const CollArgs& a = ctx.args();
@@ -18,35 +12,22 @@ HcclResult RecursiveDoublingAllReduce::run(Context& ctx) const {
     const size_t bytes = a.count * ctx.elemSize();
     char* buf = static_cast<char*>(a.recvBuf);
     if (a.sendBuf != buf && bytes > 0) std::memmove(buf, a.sendBuf, bytes);
-    const uint32_t p2 = largestPowerOfTwoAtMost(n), extra = n - p2;
-
-    // Fold: even ranks below 2*extra hand their data up and wait for the result.
-    if (r < 2 * extra && r % 2 == 0) {
-        ctx.send(r + 1, buf, bytes);
-        ctx.recv(r + 1, buf, bytes);
-        return ctx.waitAll();
-    }
-    if (r < 2 * extra) {
-        ctx.recvReduce(r - 1, buf, buf, bytes);
-        HOSTCCL_CHECK(ctx.waitAll());
-    }
-    const uint32_t v = r < 2 * extra ? r / 2 : r - extra;  // rank among the p2 survivors
-    auto realRank = [&](uint32_t virt) { return virt < extra ? virt * 2 + 1 : virt + extra; };
+    const Fold fold(n, r);
+    bool finished = false;
+    HOSTCCL_CHECK(foldIn(ctx, fold, buf, bytes, &finished));
+    if (finished) return HCCL_SUCCESS;
+    const uint32_t v = fold.virtualRank(), p2 = fold.p2;
     // The partner reads our buffer while we receive, so its data lands in scratch
     // and is reduced once both directions are done.
     char* incoming = ctx.scratch(bytes);
     for (uint32_t mask = 1; mask < p2; mask <<= 1) {
-        uint32_t partner = realRank(v ^ mask);
+        uint32_t partner = fold.realRank(v ^ mask);
         ctx.send(partner, buf, bytes);
         ctx.recv(partner, incoming, bytes);
         HOSTCCL_CHECK(ctx.waitAll());
         if (bytes > 0) ctx.reduceFn()(buf, buf, incoming, a.count);
     }
-    if (r < 2 * extra) {  // hand the result back down
-        ctx.send(r - 1, buf, bytes);
-        return ctx.waitAll();
-    }
-    return HCCL_SUCCESS;
+    return foldOut(ctx, fold, buf, bytes);
 }
 
 }  // namespace hostccl

@@ -11,7 +11,9 @@ extern "C" {
 HcclResult HostcclCommInitFromEnv(HcclComm* comm) {
     if (comm == nullptr) return fail(HCCL_E_PTR, "HostcclCommInitFromEnv: comm is NULL");
     Communicator* c = nullptr;
-    HcclResult rc = initFromLauncherEnv(optionsFromEnv(), &c);
+    CommOptions options;
+    HOSTCCL_CHECK(optionsFromConfig(nullptr, &options));
+    HcclResult rc = initFromLauncherEnv(options, &c);
     if (rc == HCCL_SUCCESS) *comm = c;
     return rc;
 }

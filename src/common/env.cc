@@ -25,7 +25,7 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_RANKTABLE_PORT", "16666", "Rendezvous port of a rank table whose rank 0 has neither host_port nor device_port."},
         {"HCCL_BUFFSIZE", "200", "MB; accepted for compatibility (hostccl sizes its own staging). Config hcclBufferSize wins."},
         {"HCCL_DETERMINISTIC", "false", "true/strict; accepted for compatibility: hostccl's reduction order is always fixed by the rank count."},
-        {"HCCL_ALGO", "", "Algorithm override in HCCL syntax; stored, honoured once the selector lands."},
+        {"HCCL_ALGO", "", "Algorithm family per operator in HCCL syntax (level0:NA;level1:<algo> or <op>=...); config hcclAlgo wins."},
         // Launchers (HostcclCommInitFromEnv and the perf tools without -p).
         {"HOSTCCL_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous of a launcher-started job."},
         {"HOSTCCL_JOB_SECRET", "", "Shared secret of a launcher-started job (default: the launcher's job id)."},

@@ -146,11 +146,12 @@ HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
 }
 
 HcclResult initAll(uint32_t ndev, const int32_t* devices, Communicator** out) {
+    CommOptions options;
+    HOSTCCL_CHECK(optionsFromConfig(nullptr, &options));  // before anything listens
     HcclRootInfo root;
     HOSTCCL_CHECK(makeRootInfo(&root));
     std::vector<HcclResult> results(ndev, HCCL_SUCCESS);
     std::vector<std::thread> threads;
-    CommOptions options = optionsFromEnv();
     for (uint32_t i = 0; i < ndev; ++i) {
         threads.emplace_back([&, i] {
             runtime::setCurrentDevice(devices[i]);

@@ -38,9 +38,18 @@ CommOptions optionsFromEnv() {
     return o;
 }
 
+namespace {
+HcclResult parseAlgo(CommOptions* out) {
+    std::string why;
+    if (!parseAlgoOverride(out->algo, &out->algoOverride, &why))
+        return fail(HCCL_E_PARA, "HCCL_ALGO / hcclAlgo \"{}\": {}", out->algo, why);
+    return HCCL_SUCCESS;
+}
+}  // namespace
+
 HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
     *out = optionsFromEnv();
-    if (config == nullptr) return HCCL_SUCCESS;
+    if (config == nullptr) return parseAlgo(out);
     ConfigHeader h;
     std::memcpy(&h, config->reserved, sizeof h);
     if (h.magicWord != HCCL_COMM_CONFIG_MAGIC_WORD)
@@ -77,7 +86,7 @@ HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
             return fail(HCCL_E_PARA, "config: hcclAlgo is not NUL-terminated");
         if (config->hcclAlgo[0] != '\0') out->algo = config->hcclAlgo;
     }
-    return HCCL_SUCCESS;
+    return parseAlgo(out);
 }
 
 }  // namespace hostccl

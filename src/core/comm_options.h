@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "algorithms/algo_override.h"
 #include "common/error.h"
 #include "hccl/hccl_types.h"
 
@@ -15,7 +16,8 @@ struct CommOptions {
     uint32_t deterministic = 0;
     std::string name;            // empty: the init path picks a default
     int64_t execTimeoutSec = 1836;  // 0 = no limit
-    std::string algo;
+    std::string algo;            // HCCL_ALGO or hcclAlgo as given
+    AlgoOverride algoOverride;   // ... parsed (by optionsFromConfig)
     uint32_t worldRankId = 0;
     uint64_t jobId = 0;
 };
@@ -24,8 +26,9 @@ CommOptions optionsFromEnv();
 // HcclSetConfig(HCCL_DETERMINISTIC, v): a process-wide default below the config.
 void setProcessDeterministic(uint32_t v);
 uint32_t getProcessDeterministic();
-// Applies `config` on top of the environment; HCCL_E_PARA for a bad magic word or
-// an unterminated name. A NULL config means environment only.
+// Applies `config` on top of the environment; HCCL_E_PARA for a bad magic word, an
+// unterminated name or an invalid algorithm override. A NULL config means
+// environment only.
 HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out);
 
 }  // namespace hostccl

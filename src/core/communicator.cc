@@ -161,6 +161,7 @@ void Communicator::buildView() {
     view_.name = name();
     view_.scratch = &scratch_;
     view_.crowded = ranksOnThisHost() > usableCores();
+    view_.algoOverride = options_.algoOverride;
     view_.sharedMemoryMesh = size() > 1;
     view_.singleProcess = true;
     for (uint32_t r = 0; r < size(); ++r) {

@@ -1,0 +1,68 @@
+// Every algorithm HCCL_ALGO can force, on every collective it serves, for rank
+// counts 1 to 9, 12 and 16 (threads of this process): exact results, including
+// counts smaller than the rank count (the matrix's counts 0, 1 and 7).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "tests/support/matrix.h"
+#include "tests/support/world.h"
+
+using namespace hostccl::test;
+
+namespace {
+
+struct Forced {
+    const char* label;
+    const char* hcclAlgo;  // HCCL_ALGO for the communicator
+    std::vector<std::string> families;
+};
+
+const std::vector<Forced>& forcedAlgorithms() {
+    static const std::vector<Forced> f = {
+        {"ring", "level0:NA;level1:ring",
+         {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV"}},
+        {"halving_doubling", "level0:NA;level1:H-D_R", {"AllReduce"}},
+        {"direct", "level0:NA;level1:fullmesh",
+         {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV", "Broadcast", "Reduce",
+          "AlltoAll", "AlltoAllV", "AlltoAllVC"}},
+        {"pairwise", "alltoall=level0:NA;level1:pairwise", {"AlltoAll", "AlltoAllV", "AlltoAllVC"}},
+    };
+    return f;
+}
+
+using Param = std::tuple<size_t, uint32_t>;  // index into forcedAlgorithms(), ranks
+class ForcedAlgorithm : public ::testing::TestWithParam<Param> {};
+
+TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
+    const auto& [index, n] = GetParam();
+    const Forced& f = forcedAlgorithms()[index];
+    // Each ctest entry is its own process, so the variable reaches only this world.
+    ASSERT_EQ(setenv("HCCL_ALGO", f.hcclAlgo, 1), 0);
+    World w(n);
+    unsetenv("HCCL_ALGO");
+    ASSERT_TRUE(w.ok()) << "HcclCommInitAll failed: " << w.initResult();
+    for (const std::string& family : f.families) {
+        for (const MatrixCase& c : matrixCases(family, n)) {
+            std::vector<std::string> errors(n);
+            w.run([&](uint32_t r) {
+                errors[r] = c.run(RankContext{r, n, w.comm(r), w.stream(r)});
+                return 0;
+            });
+            for (uint32_t r = 0; r < n; ++r)
+                ASSERT_EQ(errors[r], "") << f.label << ": " << c.name << " on rank " << r << " of " << n;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, ForcedAlgorithm,
+                         ::testing::Combine(::testing::Range<size_t>(0, 4),
+                                            ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 16u)),
+                         [](const auto& info) {
+                             return std::string(forcedAlgorithms()[std::get<0>(info.param)].label) + "_" +
+                                    std::to_string(std::get<1>(info.param)) + "ranks";
+                         });
+
+}  // namespace
