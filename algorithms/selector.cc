@@ -3,8 +3,11 @@
 #include <atomic>
 #include <cstdint>
 
+#include "algorithms/bruck/bruck_allgather.h"
 #include "algorithms/direct/direct_algorithms.h"
 #include "algorithms/dissemination/barrier.h"
+#include "algorithms/halving_doubling/halving_doubling_gathers.h"
+#include "algorithms/halving_doubling/phases.h"
 #include "algorithms/halving_doubling/rabenseifner.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
 #include "algorithms/linear/scatter.h"
@@ -26,6 +29,9 @@ struct Algorithms {
     RingAllReduce ringAllReduce;
     RecursiveDoublingAllReduce recursiveDoubling;
     RabenseifnerAllReduce rabenseifner;
+    HalvingReduceScatter halvingReduceScatter;
+    DoublingAllGather doublingAllGather;
+    BruckAllGather bruckAllGather;
     RingAllGather ringAllGather;
     RingReduceScatter ringReduceScatter;
     BinomialBroadcast binomialBroadcast;
@@ -93,7 +99,15 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             if (op == AlgoOp::AllGather) return &a.ringAllGather;
             if (op == AlgoOp::ReduceScatter) return &a.ringReduceScatter;
             return nullptr;
-        case AlgoFamily::HalvingDoubling: return op == AlgoOp::AllReduce ? &a.rabenseifner : nullptr;
+        case AlgoFamily::HalvingDoubling:
+            if (op == AlgoOp::AllReduce) return &a.rabenseifner;
+            if (op == AlgoOp::AllGather && packedInRankOrder(layoutFrom(ctx.args().recvCounts, ctx.args().recvDispls)))
+                return &a.doublingAllGather;
+            if (op == AlgoOp::ReduceScatter &&
+                packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls)))
+                return &a.halvingReduceScatter;
+            return nullptr;
+        case AlgoFamily::Bruck: return ctx.args().type == CollType::AllGather ? &a.bruckAllGather : nullptr;
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
         case AlgoFamily::Direct: return ctx.sharedMemoryMesh() ? directFor(ctx.args().type) : nullptr;
         default: return nullptr;
@@ -105,9 +119,10 @@ void noteUnhonoured(const Context& ctx, AlgoFamily family) {
     static std::atomic<uint64_t> told{0};
     const uint64_t bit = uint64_t(1) << (size_t(algoOpOf(ctx.args().type)) * 8 + size_t(family));
     if (told.fetch_or(bit) & bit) return;
-    log::warn("HCCL_ALGO asks for {} for {}, which hostccl does not have for it{}; using the adaptive choice",
-              familyName(family), collName(ctx.args().type),
-              family == AlgoFamily::Direct ? " (or the ranks do not share one host)" : "");
+    log::warn("HCCL_ALGO asks for {} for {}, which hostccl cannot run for this call (no such algorithm for the "
+              "operator, V blocks not packed in rank order, or, for direct, ranks on several hosts); using the "
+              "adaptive choice (reported once)",
+              familyName(family), collName(ctx.args().type));
 }
 
 // Ranks that all share memory read and write each other's buffers directly once

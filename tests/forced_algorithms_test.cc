@@ -24,11 +24,13 @@ const std::vector<Forced>& forcedAlgorithms() {
     static const std::vector<Forced> f = {
         {"ring", "level0:NA;level1:ring",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV"}},
-        {"halving_doubling", "level0:NA;level1:H-D_R", {"AllReduce"}},
+        {"halving_doubling", "level0:NA;level1:H-D_R",
+         {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV"}},
         {"direct", "level0:NA;level1:fullmesh",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV", "Broadcast", "Reduce",
           "AlltoAll", "AlltoAllV", "AlltoAllVC"}},
         {"pairwise", "alltoall=level0:NA;level1:pairwise", {"AlltoAll", "AlltoAllV", "AlltoAllVC"}},
+        {"bruck", "allgather=level0:NA;level1:NB", {"AllGather"}},
     };
     return f;
 }
@@ -58,7 +60,7 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, ForcedAlgorithm,
-                         ::testing::Combine(::testing::Range<size_t>(0, 4),
+                         ::testing::Combine(::testing::Range<size_t>(0, 5),
                                             ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 16u)),
                          [](const auto& info) {
                              return std::string(forcedAlgorithms()[std::get<0>(info.param)].label) + "_" +

@@ -1,0 +1,26 @@
+#pragma once
+
+#include "algorithms/algorithm.h"
+
+namespace hostccl {
+
+// Reduce-scatter by recursive halving (lg p2 steps, each rank sending (p2-1)/p2 of
+// the vector), on a scratch copy of the input. Folded for any rank count: a rank
+// that sits out hands its whole vector up and receives just its block back.
+// Needs the blocks packed in rank order (the selector checks).
+class HalvingReduceScatter final : public Algorithm {
+public:
+    const char* name() const override { return "halving-doubling"; }
+    HcclResult run(Context& ctx) const override;
+};
+
+// Allgather by recursive doubling (lg p2 steps). Folded for any rank count: a rank
+// that sits out hands its block up and receives the whole result back.
+// Needs the blocks packed in rank order (the selector checks).
+class DoublingAllGather final : public Algorithm {
+public:
+    const char* name() const override { return "halving-doubling"; }
+    HcclResult run(Context& ctx) const override;
+};
+
+}  // namespace hostccl
