@@ -10,6 +10,7 @@
 
 #include "core/bootstrap/root_info.h"
 #include "core/net/socket.h"
+#include "hostccl/hostccl.h"
 #include "tests/support/world.h"
 
 using namespace hostccl;
@@ -49,6 +50,16 @@ TEST(BadInput, NullAndForeignCommunicators) {
     EXPECT_EQ(HcclGetRankSize(pair().comm(0), nullptr), HCCL_E_PTR);
     EXPECT_EQ(HcclCommDestroy(&notAComm), HCCL_E_PARA);
     EXPECT_EQ(HcclCommDestroy(nullptr), HCCL_E_PTR);
+
+    char text[64] = "unchanged";
+    EXPECT_EQ(HostcclCommDescribe(nullptr, text, sizeof text), HCCL_E_PTR);
+    EXPECT_EQ(HostcclCommDescribe(&notAComm, text, sizeof text), HCCL_E_PARA);
+    EXPECT_EQ(HostcclCommDescribe(pair().comm(0), nullptr, 64), HCCL_E_PTR);
+    EXPECT_EQ(HostcclCommDescribe(pair().comm(0), text, 0), HCCL_E_PARA);
+    EXPECT_STREQ(text, "unchanged");
+    ASSERT_EQ(HostcclCommDescribe(pair().comm(0), text, sizeof text), HCCL_SUCCESS);  // cut to fit
+    EXPECT_EQ(std::strlen(text), sizeof text - 1);
+    EXPECT_EQ(std::string(text).rfind("communicator ", 0), 0u);
 }
 
 TEST(BadInput, DestroyedCommunicator) {

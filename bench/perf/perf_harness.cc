@@ -107,6 +107,22 @@ struct RankRunner {
     }
 };
 
+// HostcclCommDescribe's text as comment lines, so table parsers skip it.
+void printTopology(HcclComm comm) {
+    std::vector<char> text(1 << 16);
+    if (HostcclCommDescribe(comm, text.data(), text.size()) != HCCL_SUCCESS) return;
+    std::string line;
+    for (const char* p = text.data(); *p != '\0'; ++p) {
+        if (*p != '\n') {
+            line += *p;
+            continue;
+        }
+        std::printf("# %s\n", line.c_str());
+        line.clear();
+    }
+    std::printf("#\n");
+}
+
 void printHeader(const PerfOp& op, const PerfOptions& o) {
     if (o.hcclTestTable) {  // HCCL Test's layout
         std::printf("the minbytes is %lu, maxbytes is %lu, iters is %d, warmup_iters is %d\n", (unsigned long)o.minBytes,
@@ -197,6 +213,7 @@ int runThreads(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_
         std::fprintf(stderr, "HcclCommInitAll failed: %s\n", HcclGetErrorString(rc));
         return 1;
     }
+    if (o.topology) printTopology(comms[0]);
     printHeader(op, o);
     std::vector<std::vector<Row>> rows(sizes.size(), std::vector<Row>(o.nranks));
     std::vector<std::thread> threads;
@@ -235,6 +252,7 @@ int runProcess(const PerfOp& op, PerfOptions o, const std::vector<uint64_t>& siz
     }
     aclrtStream stream;
     aclrtCreateStream(&stream);
+    if (rank == 0 && o.topology) printTopology(comm);
     if (rank == 0) printHeader(op, o);
     RankRunner runner{op, o, comm, stream, rank};
     std::vector<std::vector<Row>> rows(sizes.size(), std::vector<Row>(1));
@@ -277,6 +295,7 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
     app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");
     app.add_option("-r,--root", o.root, "root rank");
     auto* ranksOpt = app.add_option("-p,--nranks", o.nranks, "local ranks to start as threads")->check(CLI::Range(1u, 64u));
+    app.add_flag("--topology", o.topology, "print hosts, ranks, links and the algorithm per collective and size first");
     app.add_flag("--hccl-test", o.hcclTestTable, "print HCCL Test's table (data_size, aveg_time, alg_bandwidth, check_result)");
     try {
         app.parse(argc, argv);

@@ -20,6 +20,7 @@ struct PerfOptions {
     HcclDataType dtype = HCCL_DATA_TYPE_FP32;
     HcclReduceOp op = HCCL_REDUCE_SUM;
     bool hcclTestTable = false;  // print HCCL Test's columns instead of nccl-tests'
+    bool topology = false;       // print the communicator's description first (# lines)
 };
 
 // Element counts of one call: the API's count argument and what each buffer holds.

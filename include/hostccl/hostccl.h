@@ -25,6 +25,12 @@ extern HcclResult HostcclCommInitFromEnv(HcclComm *comm);
 /* What HostcclCommInitFromEnv would use; HCCL_E_NOT_FOUND when no launcher is found. */
 extern HcclResult HostcclGetLauncherRank(uint32_t *rank, uint32_t *size, uint32_t *localRank);
 
+/* Describes the communicator for people, as NUL-terminated text in `text` (cut to
+ * `capacity` bytes): its hosts (cores and NUMA nodes from hwloc) and their ranks, the
+ * link kind between every pair of ranks, and the algorithm chosen per collective and
+ * size. The perf tools print it with --topology. */
+extern HcclResult HostcclCommDescribe(HcclComm comm, char *text, uint64_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,11 @@
 // Entry points of hostccl's own extensions (include/hostccl/hostccl.h).
+#include <algorithm>
+#include <cstring>
+
 #include "api/validate.h"
 #include "core/comm_init.h"
 #include "core/launcher_env.h"
+#include "core/topology/describe.h"
 #include "hostccl/hostccl.h"
 
 using namespace hostccl;
@@ -27,6 +31,19 @@ HcclResult HostcclGetLauncherRank(uint32_t* rank, uint32_t* size, uint32_t* loca
     *rank = info.rank;
     *size = info.size;
     *localRank = info.localRank;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HostcclCommDescribe(HcclComm comm, char* text, uint64_t capacity) {
+    const char* fn = "HostcclCommDescribe";
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
+    if (text == nullptr) return fail(HCCL_E_PTR, "{}: text is NULL", fn);
+    if (capacity == 0) return fail(HCCL_E_PARA, "{}: capacity is 0", fn);
+    std::string d = describeCommunicator(*c);
+    size_t n = std::min<size_t>(d.size(), capacity - 1);
+    std::memcpy(text, d.data(), n);
+    text[n] = '\0';
     return HCCL_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "core/bootstrap/root_info.h"
 #include "core/launcher_env.h"
 #include "core/net/acceptor.h"
+#include "core/topology/machine.h"
 #include "runtime/device.h"
 
 namespace hostccl {
@@ -47,6 +49,8 @@ HcclResult selfInfo(uint32_t rank, std::string hostId, PeerInfo* out, const Erro
     out->device = runtime::currentDeviceOr(0);
     out->pid = static_cast<uint32_t>(getpid());
     out->hostId = std::move(hostId);
+    out->hostCores = static_cast<uint16_t>(std::min<uint32_t>(thisMachine().cores, UINT16_MAX));
+    out->hostNumaNodes = static_cast<uint16_t>(std::min<uint32_t>(thisMachine().numaNodes, UINT16_MAX));
     return HCCL_SUCCESS;
 }
 

@@ -53,6 +53,9 @@ public:
     const std::string& name() const { return options_.name; }
     int32_t device() const { return device_; }
     const std::vector<PeerInfo>& peers() const { return peers_; }
+    // What algorithms see. Fixed once built except the sequence number, which only
+    // the op in flight reads: describing the communicator reads the rest.
+    const CommView& view() const { return view_; }
     const CommOptions& options() const { return options_; }
     HcclResult asyncError() const { return asyncError_.load(); }
     ErrorSite site(const char* op = nullptr) const;

@@ -13,6 +13,8 @@ struct PeerInfo {
     int32_t device = -1;
     uint32_t pid = 0;
     std::string hostId;  // ranks with equal hostId share a host (shared memory)
+    uint16_t hostCores = 1;  // physical cores of its machine (hwloc)
+    uint16_t hostNumaNodes = 1;
 };
 
 // "hostname/boot-id/netns", or HOSTCCL_HOST_ID when set.

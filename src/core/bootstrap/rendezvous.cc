@@ -28,7 +28,8 @@ struct WireEntry {
     uint16_t reserved;
     int32_t device;
     uint32_t pid;
-    uint32_t reserved2;
+    uint16_t hostCores;
+    uint16_t hostNumaNodes;
     char hostId[176];
 };
 static_assert(sizeof(WireEntry) == 264, "wire layout");
@@ -46,6 +47,8 @@ WireEntry toWire(const PeerInfo& p, uint32_t nRanks) {
     w.port = p.port;
     w.device = p.device;
     w.pid = p.pid;
+    w.hostCores = p.hostCores;
+    w.hostNumaNodes = p.hostNumaNodes;
     std::strncpy(w.hostId, p.hostId.c_str(), sizeof w.hostId - 1);
     return w;
 }
@@ -57,6 +60,8 @@ PeerInfo fromWire(const WireEntry& w) {
     p.port = w.port;
     p.device = w.device;
     p.pid = w.pid;
+    p.hostCores = w.hostCores;
+    p.hostNumaNodes = w.hostNumaNodes;
     p.hostId = std::string(w.hostId, strnlen(w.hostId, sizeof w.hostId));
     return p;
 }

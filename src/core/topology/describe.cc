@@ -1,0 +1,94 @@
+#include "core/topology/describe.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+
+#include "algorithms/selector.h"
+#include "common/env.h"
+#include "core/communicator.h"
+
+namespace hostccl {
+
+namespace {
+// Hosts in order of their lowest rank, each with its ranks.
+std::vector<std::pair<std::string, std::vector<uint32_t>>> hostsOf(const std::vector<PeerInfo>& peers) {
+    std::vector<std::pair<std::string, std::vector<uint32_t>>> hosts;
+    for (const PeerInfo& p : peers) {
+        auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& h) { return h.first == p.hostId; });
+        if (it == hosts.end()) hosts.push_back({p.hostId, {p.rank}});
+        else it->second.push_back(p.rank);
+    }
+    return hosts;
+}
+
+std::string hostsSection(const Communicator& c) {
+    auto hosts = hostsOf(c.peers());
+    std::string out = fmt::format("communicator {}: {} ranks on {} host{}; this is rank {}\n", c.name(), c.size(),
+                                  hosts.size(), hosts.size() == 1 ? "" : "s", c.rank());
+    for (size_t h = 0; h < hosts.size(); ++h) {
+        const PeerInfo& first = c.peers()[hosts[h].second[0]];
+        out += fmt::format("host {} ({}): {} cores, {} NUMA node{}; ranks", h, first.hostId, first.hostCores,
+                           first.hostNumaNodes, first.hostNumaNodes == 1 ? "" : "s");
+        for (size_t i = 0; i < hosts[h].second.size(); ++i)
+            out += fmt::format(" {} (local {})", hosts[h].second[i], i);
+        out += "\n";
+    }
+    return out;
+}
+
+// This rank's row is its links as built; other rows follow the same rule the link
+// factory applies (shared memory within a host unless HOSTCCL_TRANSPORT=tcp).
+std::string linksSection(const Communicator& c) {
+    const bool tcpOnly = env::getString("HOSTCCL_TRANSPORT") == "tcp";
+    std::string out = "links (s = shared memory, t = TCP, . = self):\n";
+    for (uint32_t a = 0; a < c.size(); ++a) {
+        out += fmt::format("  rank {:>3}:", a);
+        for (uint32_t b = 0; b < c.size(); ++b) {
+            char kind = '.';
+            if (a == c.rank() && b != a) kind = std::strcmp(c.view().links[b]->kind(), "shm") == 0 ? 's' : 't';
+            else if (b != a) kind = !tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? 's' : 't';
+            out += fmt::format(" {}", kind);
+        }
+        out += "\n";
+    }
+    return out;
+}
+
+// What the selector picks for each collective at sizes from 8 B to 64 MiB (fp32 sum,
+// per-rank bytes; gathered collectives carry that much per rank).
+std::string choicesSection(const Communicator& c) {
+    static const std::pair<CollType, const char*> colls[] = {
+        {CollType::AllReduce, "allreduce"}, {CollType::AllGather, "allgather"},
+        {CollType::ReduceScatter, "reducescatter"}, {CollType::Broadcast, "broadcast"},
+        {CollType::Reduce, "reduce"}, {CollType::AlltoAll, "alltoall"},
+    };
+    std::string out = "algorithm per size (fp32 sum; direct = ranks on one host, aclrtMalloc buffers):\n";
+    out += fmt::format("  {:>10}", "bytes");
+    for (const auto& [t, name] : colls) out += fmt::format(" {:>18}", name);
+    out += "\n";
+    const uint32_t n = c.size();
+    for (uint64_t bytes = 8; bytes <= (64u << 20); bytes *= 8) {
+        out += fmt::format("  {:>10}", bytes);
+        for (const auto& [t, name] : colls) {
+            CollArgs a;
+            a.type = t;
+            a.count = bytes / 4;
+            const uint64_t perRank = t == CollType::AllGather ? a.count : (a.count + n - 1) / n;
+            if (t == CollType::AllGather) a.recvCounts.assign(n, perRank);
+            if (t == CollType::ReduceScatter || t == CollType::AlltoAll) a.sendCounts.assign(n, perRank);
+            Context ctx(c.view(), a, Deadline::never(), nullptr);
+            out += fmt::format(" {:>18}", selectAlgorithm(ctx).name());
+        }
+        out += "\n";
+    }
+    return out;
+}
+}  // namespace
+
+std::string describeCommunicator(const Communicator& comm) {
+    return hostsSection(comm) + linksSection(comm) + choicesSection(comm);
+}
+
+}  // namespace hostccl

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# --topology / HostcclCommDescribe: four processes on two emulated hosts
+# (HOSTCCL_HOST_ID), two ranks each. Rank 0 must name both hosts with their
+# ranks, shared memory inside a host and TCP across, and no direct algorithm
+# (that needs one host); one host of three threads must pick direct for 2 MiB.
+set -uo pipefail
+tool=$1
+out=$(mktemp /tmp/hostccl-topology.XXXXXX)
+trap 'rm -f "$out"*' EXIT
+port=$((20000 + RANDOM % 30000))
+pids=()
+for rank in 0 1 2 3; do
+    env -u HCCL_ALGO -u HOSTCCL_TRANSPORT RANK=$rank WORLD_SIZE=4 LOCAL_RANK=$((rank % 2)) \
+        HOSTCCL_ROOT_ADDR=127.0.0.1:$port HOSTCCL_HOST_ID=host$((rank / 2)) \
+        timeout 120 "$tool" -b 8 -e 8 -n 1 -w 0 --topology >"$out.$rank" 2>&1 &
+    pids+=($!)
+done
+for i in "${!pids[@]}"; do wait "${pids[$i]}" || { echo "rank $i failed:"; cat "$out.$i"; exit 1; }; done
+expect() {  # pattern, file
+    grep -qE "$1" "$2" || { echo "missing: $1"; cat "$2"; exit 1; }
+}
+expect "^# communicator .*: 4 ranks on 2 hosts; this is rank 0" "$out.0"
+expect "^# host 0 \(host0\): [0-9]+ cores, [0-9]+ NUMA nodes?; ranks 0 \(local 0\) 1 \(local 1\)$" "$out.0"
+expect "^# host 1 \(host1\): [0-9]+ cores, [0-9]+ NUMA nodes?; ranks 2 \(local 0\) 3 \(local 1\)$" "$out.0"
+expect "^#   rank   0: \. s t t$" "$out.0"
+expect "^#   rank   3: t t s \.$" "$out.0"
+expect "^# +2097152 +ring " "$out.0"
+if grep -qE "^# +[0-9]+ .*direct" "$out.0"; then echo "direct chosen across hosts"; cat "$out.0"; exit 1; fi
+if grep -q "^# communicator" "$out.1"; then echo "rank 1 printed the description too"; exit 1; fi
+echo "two hosts ok"
+
+env -u HCCL_ALGO -u HOSTCCL_TRANSPORT -u HOSTCCL_DIRECT_MIN_BYTES "$tool" -p 3 -b 8 -e 8 -n 1 -w 0 --topology >"$out.t" 2>&1 || { cat "$out.t"; exit 1; }
+expect "^# communicator .*: 3 ranks on 1 host; this is rank 0" "$out.t"
+expect "^#   rank   1: s \. s$" "$out.t"
+expect "^# +2097152 +direct +direct +direct +direct +direct +direct$" "$out.t"
+expect "^# +8 +recursive-doubling " "$out.t"
+echo "one host ok"
