@@ -33,6 +33,8 @@ struct CommView {
     bool singleProcess = false;            // every rank is a thread of this process
     bool crowded = false;                  // this host runs more of the comm's ranks than it has cores
     AlgoOverride algoOverride;             // HCCL_ALGO / hcclAlgo
+    std::vector<uint32_t> nodeOf;          // per rank: its host, numbered in order of lowest rank
+    uint32_t nodes = 1;
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
 };
 
@@ -48,6 +50,8 @@ public:
     ErrorSite site() const;
     bool sharedMemoryMesh() const { return comm_.sharedMemoryMesh; }
     bool singleProcess() const { return comm_.singleProcess; }
+    uint32_t nodeOf(uint32_t rank) const { return comm_.nodeOf[rank]; }
+    uint32_t nodes() const { return comm_.nodes; }
     // The family HCCL_ALGO asks for this op (Auto: the selector decides).
     AlgoFamily forcedFamily() const { return comm_.algoOverride.forOp(algoOpOf(args_.type)); }
     // Where a peer's described region lies in this process (nullptr and `why` if

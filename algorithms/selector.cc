@@ -9,6 +9,7 @@
 #include "algorithms/halving_doubling/halving_doubling_gathers.h"
 #include "algorithms/halving_doubling/phases.h"
 #include "algorithms/halving_doubling/rabenseifner.h"
+#include "algorithms/hierarchical/hierarchical_allreduce.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
 #include "algorithms/linear/scatter.h"
 #include "algorithms/p2p/send_recv.h"
@@ -32,6 +33,7 @@ struct Algorithms {
     HalvingReduceScatter halvingReduceScatter;
     DoublingAllGather doublingAllGather;
     BruckAllGather bruckAllGather;
+    HierarchicalAllReduce hierarchicalAllReduce;
     RingAllGather ringAllGather;
     RingReduceScatter ringReduceScatter;
     BinomialBroadcast binomialBroadcast;
@@ -107,6 +109,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
                 packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls)))
                 return &a.halvingReduceScatter;
             return nullptr;
+        case AlgoFamily::Hierarchical: return op == AlgoOp::AllReduce ? &a.hierarchicalAllReduce : nullptr;
         case AlgoFamily::Bruck: return ctx.args().type == CollType::AllGather ? &a.bruckAllGather : nullptr;
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
         case AlgoFamily::Direct: return ctx.sharedMemoryMesh() ? directFor(ctx.args().type) : nullptr;

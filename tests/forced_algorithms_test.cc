@@ -1,6 +1,9 @@
 // Every algorithm HCCL_ALGO can force, on every collective it serves, for rank
 // counts 1 to 9, 12 and 16 (threads of this process): exact results, including
-// counts smaller than the rank count (the matrix's counts 0, 1 and 7).
+// counts smaller than the rank count (the matrix's counts 0, 1 and 7). The
+// hierarchical algorithm also runs over emulated hosts (HOSTCCL_HOST_ID gives the
+// rank on device d entry d mod 8): 2x4, 4x2 and 3+2+3 at 8 ranks, and the uneven,
+// interleaved layouts the same lists give at the other rank counts.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -18,6 +21,7 @@ struct Forced {
     const char* label;
     const char* hcclAlgo;  // HCCL_ALGO for the communicator
     std::vector<std::string> families;
+    const char* hostIds = "";  // HOSTCCL_HOST_ID ("" = one host)
 };
 
 const std::vector<Forced>& forcedAlgorithms() {
@@ -31,6 +35,10 @@ const std::vector<Forced>& forcedAlgorithms() {
           "AlltoAll", "AlltoAllV", "AlltoAllVC"}},
         {"pairwise", "alltoall=level0:NA;level1:pairwise", {"AlltoAll", "AlltoAllV", "AlltoAllVC"}},
         {"bruck", "allgather=level0:NA;level1:NB", {"AllGather"}},
+        {"hierarchical", "allreduce=level0:NA;level1:NHR", {"AllReduce"}},
+        {"hierarchical_2x4", "allreduce=level0:NA;level1:NHR", {"AllReduce"}, "a,a,a,a,b,b,b,b"},
+        {"hierarchical_4x2", "allreduce=level0:NA;level1:NHR", {"AllReduce"}, "a,a,b,b,c,c,d,d"},
+        {"hierarchical_3_2_3", "allreduce=level0:NA;level1:NHR", {"AllReduce"}, "a,a,a,b,b,c,c,c"},
     };
     return f;
 }
@@ -43,8 +51,12 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
     const Forced& f = forcedAlgorithms()[index];
     // Each ctest entry is its own process, so the variable reaches only this world.
     ASSERT_EQ(setenv("HCCL_ALGO", f.hcclAlgo, 1), 0);
+    if (*f.hostIds != '\0') {
+        ASSERT_EQ(setenv("HOSTCCL_HOST_ID", f.hostIds, 1), 0);
+    }
     World w(n);
     unsetenv("HCCL_ALGO");
+    unsetenv("HOSTCCL_HOST_ID");
     ASSERT_TRUE(w.ok()) << "HcclCommInitAll failed: " << w.initResult();
     for (const std::string& family : f.families) {
         for (const MatrixCase& c : matrixCases(family, n)) {
@@ -60,7 +72,7 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, ForcedAlgorithm,
-                         ::testing::Combine(::testing::Range<size_t>(0, 5),
+                         ::testing::Combine(::testing::Range<size_t>(0, 9),
                                             ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 16u)),
                          [](const auto& info) {
                              return std::string(forcedAlgorithms()[std::get<0>(info.param)].label) + "_" +

@@ -8,10 +8,11 @@ namespace {
 uint32_t mod(int64_t x, uint32_t n) { return static_cast<uint32_t>(((x % n) + n) % n); }
 }  // namespace
 
-HcclResult ringReduceScatter(Context& ctx, const BlockLayout& blocks, const char* in, char* full, char* out) {
-    const uint32_t n = ctx.size(), r = ctx.rank();
+HcclResult ringReduceScatter(Context& ctx, const RankGroup& group, const BlockLayout& blocks, const char* in, char* full,
+                             char* out) {
+    const uint32_t n = group.size(), r = group.index;
     const size_t es = ctx.elemSize();
-    const uint32_t next = (r + 1) % n, prev = (r + n - 1) % n;
+    const uint32_t next = group.next(), prev = group.prev();
     char* stage[2] = {nullptr, nullptr};
     if (full == nullptr && n > 2) {
         size_t bytes = maxBlockCount(blocks) * es;
@@ -47,10 +48,10 @@ HcclResult ringReduceScatter(Context& ctx, const BlockLayout& blocks, const char
     return HCCL_SUCCESS;
 }
 
-HcclResult ringAllGather(Context& ctx, const BlockLayout& blocks, char* buf) {
-    const uint32_t n = ctx.size(), r = ctx.rank();
+HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf) {
+    const uint32_t n = group.size(), r = group.index;
     const size_t es = ctx.elemSize();
-    const uint32_t next = (r + 1) % n, prev = (r + n - 1) % n;
+    const uint32_t next = group.next(), prev = group.prev();
     for (uint32_t s = 0; s + 1 < n; ++s) {
         uint32_t sendBlk = mod(int64_t(r) - s, n), recvBlk = mod(int64_t(r) - s - 1, n);
         ctx.send(next, buf + blocks[sendBlk].offset * es, blocks[sendBlk].count * es);

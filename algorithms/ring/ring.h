@@ -5,17 +5,22 @@
 
 #include "algorithms/blocks.h"
 #include "algorithms/context.h"
+#include "algorithms/rank_group.h"
 
 namespace hostccl {
 
-// Reduce-scatter: afterwards `out` holds the reduction over all ranks of block r
-// (r = this rank) of `in`. When `full` is given (same layout as `in`), partial sums
+// Both run over `group` (RankGroup::everyone for the whole communicator); block i
+// of a layout belongs to the group's i-th rank.
+//
+// Reduce-scatter: afterwards `out` holds the reduction over the group of block r
+// (r = this rank's index) of `in`. When `full` is given (same layout as `in`), partial sums
 // are kept in it (allreduce works in the receive buffer); otherwise they travel
 // through two scratch blocks. Incoming data is reduced on arrival.
-HcclResult ringReduceScatter(Context& ctx, const BlockLayout& blocks, const char* in, char* full, char* out);
+HcclResult ringReduceScatter(Context& ctx, const RankGroup& group, const BlockLayout& blocks, const char* in, char* full,
+                             char* out);
 
 // All-gather in place: `buf` (layout `blocks`) holds this rank's block; afterwards
 // it holds every rank's block.
-HcclResult ringAllGather(Context& ctx, const BlockLayout& blocks, char* buf);
+HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf);
 
 }  // namespace hostccl

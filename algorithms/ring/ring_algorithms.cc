@@ -15,8 +15,8 @@ HcclResult RingAllReduce::run(Context& ctx) const {
     const char* in = static_cast<const char*>(a.sendBuf);
     char* buf = static_cast<char*>(a.recvBuf);
     char* mine = buf + blocks[ctx.rank()].offset * ctx.elemSize();
-    HOSTCCL_CHECK(ringReduceScatter(ctx, blocks, in, buf, mine));
-    return ringAllGather(ctx, blocks, buf);
+    HOSTCCL_CHECK(ringReduceScatter(ctx, RankGroup::everyone(ctx), blocks, in, buf, mine));
+    return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf);
 }
 
 // Blocks come from the normalised counts/displacements (AllGather: even blocks).
@@ -28,7 +28,7 @@ HcclResult RingAllGather::run(Context& ctx) const {
     const Block& own = blocks[ctx.rank()];
     // memmove: the send buffer may be (part of) the receive buffer (in place).
     if (a.sendBuf != buf + own.offset * es) std::memmove(buf + own.offset * es, a.sendBuf, own.count * es);
-    return ringAllGather(ctx, blocks, buf);
+    return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf);
 }
 
 HcclResult RingReduceScatter::run(Context& ctx) const {
@@ -42,9 +42,9 @@ HcclResult RingReduceScatter::run(Context& ctx) const {
     // The result may land on the rank's own input block (in place), but anywhere
     // else inside the input would overwrite blocks still to be sent: go via scratch.
     bool aliased = overlaps(out, outBytes, in, layoutEnd(blocks) * es) && out != in + own.offset * es;
-    if (!aliased) return ringReduceScatter(ctx, blocks, in, nullptr, out);
+    if (!aliased) return ringReduceScatter(ctx, RankGroup::everyone(ctx), blocks, in, nullptr, out);
     std::vector<char> tmp(outBytes);
-    HOSTCCL_CHECK(ringReduceScatter(ctx, blocks, in, nullptr, tmp.data()));
+    HOSTCCL_CHECK(ringReduceScatter(ctx, RankGroup::everyone(ctx), blocks, in, nullptr, tmp.data()));
     std::memcpy(out, tmp.data(), outBytes);
     return HCCL_SUCCESS;
 }

@@ -50,7 +50,7 @@ const std::vector<Var>& registry() {
         // Host runtime shim.
         {"HOSTCCL_DEVICE_COUNT", "8", "Number of logical devices aclrtGetDeviceCount reports."},
         // Topology and transports.
-        {"HOSTCCL_HOST_ID", "", "Overrides this process's host identity, to emulate several hosts on one machine."},
+        {"HOSTCCL_HOST_ID", "", "Overrides the host identity to emulate several hosts on one machine; a,b,... gives the rank on device d entry d."},
         {"HOSTCCL_TRANSPORT", "auto", "auto: shared memory between ranks on one host, TCP between hosts; tcp forces TCP everywhere (testing)."},
         {"HOSTCCL_TRACE", "", "File prefix: each communicator writes <prefix>.<comm>.rank<r>.json (Chrome trace) when destroyed."},
         {"HOSTCCL_DIRECT_MIN_BYTES", "65536", "Ops of at least this many bytes per rank read and write peers' buffers directly when all ranks share a host; -1 never."},

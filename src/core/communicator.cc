@@ -126,7 +126,7 @@ HcclResult Communicator::execute(const CollArgs& args) {
     Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &aborted_);
     const Algorithm& algo = selectAlgorithm(ctx);
     if (log::logger().should_log(spdlog::level::debug))
-        log::debug("{} seq {} count {} via {}", describe(ctx.site()), view_.seq, args.count, algo.name());
+        log::debug("{} count {} via {}", describe(ctx.site()), args.count, algo.name());
     auto start = tracer_ ? Tracer::Clock::now() : Tracer::Clock::time_point{};
     HcclResult rc = algo.run(ctx);
     const char* ran = ctx.handedTo() != nullptr ? ctx.handedTo() : algo.name();
@@ -162,6 +162,13 @@ void Communicator::buildView() {
     view_.scratch = &scratch_;
     view_.crowded = ranksOnThisHost() > usableCores();
     view_.algoOverride = options_.algoOverride;
+    std::vector<std::string> hosts;
+    for (const PeerInfo& p : peers_) {
+        auto it = std::find(hosts.begin(), hosts.end(), p.hostId);
+        view_.nodeOf.push_back(static_cast<uint32_t>(it - hosts.begin()));
+        if (it == hosts.end()) hosts.push_back(p.hostId);
+    }
+    view_.nodes = static_cast<uint32_t>(hosts.size());
     view_.sharedMemoryMesh = size() > 1;
     view_.singleProcess = true;
     for (uint32_t r = 0; r < size(); ++r) {

@@ -1,9 +1,11 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <vector>
 
 #include "common/env.h"
 #include "core/bootstrap/peer_info.h"
+#include "runtime/device.h"
 
 namespace hostccl {
 
@@ -14,8 +16,22 @@ static std::string firstLine(const char* path) {
     return line;
 }
 
+// HOSTCCL_HOST_ID="a,a,b,b": entry d for the rank on device d, so ranks that are
+// threads of one process can emulate several hosts too.
+static std::string forcedFor(const std::string& forced) {
+    if (forced.find(',') == std::string::npos) return forced;
+    std::vector<std::string> ids;
+    size_t start = 0;
+    for (size_t i = 0; i <= forced.size(); ++i)
+        if (i == forced.size() || forced[i] == ',') {
+            ids.push_back(forced.substr(start, i - start));
+            start = i + 1;
+        }
+    return ids[static_cast<size_t>(runtime::currentDeviceOr(0)) % ids.size()];
+}
+
 std::string hostIdentity() {
-    if (auto forced = env::raw("HOSTCCL_HOST_ID")) return *forced;
+    if (auto forced = env::raw("HOSTCCL_HOST_ID")) return forcedFor(*forced);
     char name[256] = {0};
     gethostname(name, sizeof name - 1);
     // The network namespace is part of the identity: ranks in different namespaces
