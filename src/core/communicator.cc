@@ -146,11 +146,16 @@ uint32_t Communicator::ranksOnThisHost() const {
     return local;
 }
 
-// The cores this process may run on (its affinity mask, as set by a launcher).
+// The cores this host's ranks share: the affinity mask when it is a cpuset that
+// confines them all (a container), the machine's cores when the mask is a single
+// core: launchers bind each rank to its own core (mpirun does by default), and one
+// core per rank is not crowding.
 uint32_t Communicator::usableCores() {
+    const uint32_t online = std::max(1u, std::thread::hardware_concurrency());
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) != 0) return std::max(1u, std::thread::hardware_concurrency());
-    return static_cast<uint32_t>(CPU_COUNT(&set));
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return online;
+    const uint32_t allowed = static_cast<uint32_t>(CPU_COUNT(&set));
+    return allowed > 1 ? allowed : online;
 }
 
 // What algorithms see; fixed once the links exist (only the sequence number changes).

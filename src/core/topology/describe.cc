@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
-#include <map>
 
 #include "algorithms/selector.h"
 #include "common/env.h"
