@@ -9,6 +9,7 @@
 #include "algorithms/halving_doubling/halving_doubling_gathers.h"
 #include "algorithms/halving_doubling/phases.h"
 #include "algorithms/halving_doubling/rabenseifner.h"
+#include "algorithms/halving_doubling/scatter_allgather_broadcast.h"
 #include "algorithms/hierarchical/hierarchical_allreduce.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
 #include "algorithms/linear/scatter.h"
@@ -33,6 +34,7 @@ struct Algorithms {
     HalvingReduceScatter halvingReduceScatter;
     DoublingAllGather doublingAllGather;
     BruckAllGather bruckAllGather;
+    ScatterAllGatherBroadcast scatterAllGatherBroadcast;
     HierarchicalAllReduce hierarchicalAllReduce;
     RingAllGather ringAllGather;
     RingReduceScatter ringReduceScatter;
@@ -103,6 +105,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             return nullptr;
         case AlgoFamily::HalvingDoubling:
             if (op == AlgoOp::AllReduce) return &a.rabenseifner;
+            if (op == AlgoOp::Broadcast) return &a.scatterAllGatherBroadcast;
             if (op == AlgoOp::AllGather && packedInRankOrder(layoutFrom(ctx.args().recvCounts, ctx.args().recvDispls)))
                 return &a.doublingAllGather;
             if (op == AlgoOp::ReduceScatter &&

@@ -29,7 +29,7 @@ const std::vector<Forced>& forcedAlgorithms() {
         {"ring", "level0:NA;level1:ring",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV"}},
         {"halving_doubling", "level0:NA;level1:H-D_R",
-         {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV"}},
+         {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV", "Broadcast"}},
         {"direct", "level0:NA;level1:fullmesh",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV", "Broadcast", "Reduce",
           "AlltoAll", "AlltoAllV", "AlltoAllVC"}},
