@@ -97,6 +97,7 @@ private:
             if (!l->canSleep()) return false;
             sleeping.push_back(l);
         }
+        if (sleeping.empty()) return false;
         words.assign(sleeping.size(), SleepWord{});
         size_t begun = 0;
         for (; begun < sleeping.size(); ++begun) {
