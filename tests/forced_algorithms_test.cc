@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "hostccl/hostccl.h"
 #include "tests/support/matrix.h"
 #include "tests/support/world.h"
 
@@ -20,25 +22,26 @@ namespace {
 struct Forced {
     const char* label;
     const char* hcclAlgo;  // HCCL_ALGO for the communicator
+    const char* algorithm;  // the name the selector gives it
     std::vector<std::string> families;
     const char* hostIds = "";  // HOSTCCL_HOST_ID ("" = one host)
 };
 
 const std::vector<Forced>& forcedAlgorithms() {
     static const std::vector<Forced> f = {
-        {"ring", "level0:NA;level1:ring",
+        {"ring", "level0:NA;level1:ring", "ring",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV"}},
-        {"halving_doubling", "level0:NA;level1:H-D_R",
+        {"halving_doubling", "level0:NA;level1:H-D_R", "halving-doubling",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV", "Broadcast"}},
-        {"direct", "level0:NA;level1:fullmesh",
+        {"direct", "level0:NA;level1:fullmesh", "direct",
          {"AllReduce", "AllGather", "AllGatherV", "ReduceScatter", "ReduceScatterV", "Broadcast", "Reduce",
           "AlltoAll", "AlltoAllV", "AlltoAllVC"}},
-        {"pairwise", "alltoall=level0:NA;level1:pairwise", {"AlltoAll", "AlltoAllV", "AlltoAllVC"}},
-        {"bruck", "allgather=level0:NA;level1:NB", {"AllGather"}},
-        {"hierarchical", "allreduce=level0:NA;level1:NHR", {"AllReduce"}},
-        {"hierarchical_2x4", "allreduce=level0:NA;level1:NHR", {"AllReduce"}, "a,a,a,a,b,b,b,b"},
-        {"hierarchical_4x2", "allreduce=level0:NA;level1:NHR", {"AllReduce"}, "a,a,b,b,c,c,d,d"},
-        {"hierarchical_3_2_3", "allreduce=level0:NA;level1:NHR", {"AllReduce"}, "a,a,a,b,b,c,c,c"},
+        {"pairwise", "alltoall=level0:NA;level1:pairwise", "pairwise", {"AlltoAll", "AlltoAllV", "AlltoAllVC"}},
+        {"bruck", "allgather=level0:NA;level1:NB", "bruck", {"AllGather"}},
+        {"hierarchical", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}},
+        {"hierarchical_2x4", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}, "a,a,a,a,b,b,b,b"},
+        {"hierarchical_4x2", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}, "a,a,b,b,c,c,d,d"},
+        {"hierarchical_3_2_3", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}, "a,a,a,b,b,c,c,c"},
     };
     return f;
 }
@@ -58,6 +61,17 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
     unsetenv("HCCL_ALGO");
     unsetenv("HOSTCCL_HOST_ID");
     ASSERT_TRUE(w.ok()) << "HcclCommInitAll failed: " << w.initResult();
+    // Exact results alone would pass if the override were ignored: the selector must
+    // name the forced algorithm (direct needs more than one rank sharing the host).
+    if (std::string(f.algorithm) != "direct" || n > 1) {
+        std::vector<char> text(1 << 16);
+        ASSERT_EQ(HostcclCommDescribe(w.comm(0), text.data(), text.size()), HCCL_SUCCESS);
+        std::istringstream words(text.data());
+        std::string word;
+        bool chosen = false;
+        while (words >> word) chosen = chosen || word == f.algorithm;
+        EXPECT_TRUE(chosen) << f.label << " is not chosen:\n" << text.data();
+    }
     for (const std::string& family : f.families) {
         for (const MatrixCase& c : matrixCases(family, n)) {
             std::vector<std::string> errors(n);

@@ -35,3 +35,9 @@ expect "^#   rank   1: s \. s$" "$out.t"
 expect "^# +2097152 +direct +direct +direct +direct +direct +direct$" "$out.t"
 expect "^# +8 +recursive-doubling " "$out.t"
 echo "one host ok"
+
+# With an override the table shows the forced families (the description builds the
+# same normalised layouts as the API, displacements included).
+HCCL_ALGO="level0:NA;level1:H-D_R" "$tool" -p 3 -b 8 -e 8 -n 1 -w 0 --topology >"$out.h" 2>&1 || { cat "$out.h"; exit 1; }
+expect "^# +8 +halving-doubling +halving-doubling +halving-doubling +scatter-allgather " "$out.h"
+echo "override ok"

@@ -76,8 +76,17 @@ std::string choicesSection(const Communicator& c) {
             a.type = t;
             a.count = bytes / 4;
             const uint64_t perRank = t == CollType::AllGather ? a.count : (a.count + n - 1) / n;
-            if (t == CollType::AllGather) a.recvCounts.assign(n, perRank);
-            if (t == CollType::ReduceScatter || t == CollType::AlltoAll) a.sendCounts.assign(n, perRank);
+            // The normalised layout the API layer builds: counts and packed displacements.
+            std::vector<uint64_t> counts(n, perRank), displs(n);
+            for (uint32_t i = 0; i < n; ++i) displs[i] = i * perRank;
+            if (t == CollType::AllGather) {
+                a.recvCounts = counts;
+                a.recvDispls = displs;
+            }
+            if (t == CollType::ReduceScatter || t == CollType::AlltoAll) {
+                a.sendCounts = counts;
+                a.sendDispls = displs;
+            }
             Context ctx(c.view(), a, Deadline::never(), nullptr);
             out += fmt::format(" {:>18}", selectAlgorithm(ctx).name());
         }
