@@ -38,6 +38,7 @@ std::optional<AlgoFamily> familyOf(const std::string& name) {
         {"null", AlgoFamily::Auto},          {"NA", AlgoFamily::Auto},
         {"halving-doubling", AlgoFamily::HalvingDoubling}, {"hierarchical", AlgoFamily::Hierarchical},
         {"bruck", AlgoFamily::Bruck},        {"direct", AlgoFamily::Direct},
+        {"recursive-doubling", AlgoFamily::RecursiveDoubling}, {"binomial", AlgoFamily::Binomial},
         {"auto", AlgoFamily::Auto},
     };
     return lookup(names, name);
@@ -116,6 +117,8 @@ const char* familyName(AlgoFamily f) {
         case AlgoFamily::Bruck: return "bruck";
         case AlgoFamily::Pairwise: return "pairwise";
         case AlgoFamily::Direct: return "direct";
+        case AlgoFamily::RecursiveDoubling: return "recursive-doubling";
+        case AlgoFamily::Binomial: return "binomial";
     }
     return "?";
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ namespace hostccl {
 
 // The communicator as an algorithm sees it.
 class Tracer;
+class SelectorCosts;
 
 struct CommView {
     uint32_t rank = 0;
@@ -36,6 +38,7 @@ struct CommView {
     std::vector<uint32_t> nodeOf;          // per rank: its host, numbered in order of lowest rank
     uint32_t nodes = 1;
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
+    std::shared_ptr<SelectorCosts> costs;  // the selector's cost model (selector.h)
 };
 
 class Context {
@@ -52,6 +55,8 @@ public:
     bool singleProcess() const { return comm_.singleProcess; }
     uint32_t nodeOf(uint32_t rank) const { return comm_.nodeOf[rank]; }
     uint32_t nodes() const { return comm_.nodes; }
+    SelectorCosts* costs() const { return comm_.costs.get(); }
+    const std::string& commName() const { return comm_.name; }
     // The family HCCL_ALGO asks for this op (Auto: the selector decides).
     AlgoFamily forcedFamily() const { return comm_.algoOverride.forOp(algoOpOf(args_.type)); }
     // Where a peer's described region lies in this process (nullptr and `why` if

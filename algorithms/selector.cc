@@ -1,7 +1,10 @@
 #include "algorithms/selector.h"
 
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <unordered_map>
 
 #include "algorithms/bruck/bruck_allgather.h"
 #include "algorithms/direct/direct_algorithms.h"
@@ -11,6 +14,7 @@
 #include "algorithms/halving_doubling/rabenseifner.h"
 #include "algorithms/halving_doubling/scatter_allgather_broadcast.h"
 #include "algorithms/hierarchical/hierarchical_allreduce.h"
+#include "algorithms/hierarchical/hierarchical_gathers.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
 #include "algorithms/linear/scatter.h"
 #include "algorithms/p2p/send_recv.h"
@@ -22,10 +26,6 @@
 namespace hostccl {
 
 namespace {
-// Whole-vector exchanges win while the latency term dominates; above this the
-// ring's bandwidth term does.
-constexpr size_t kRecursiveDoublingMaxBytes = 32 * 1024;
-
 // Every algorithm, once (declaration order: the direct ones name their fallbacks).
 struct Algorithms {
     RingAllReduce ringAllReduce;
@@ -36,6 +36,9 @@ struct Algorithms {
     BruckAllGather bruckAllGather;
     ScatterAllGatherBroadcast scatterAllGatherBroadcast;
     HierarchicalAllReduce hierarchicalAllReduce;
+    HierarchicalAllGather hierarchicalAllGather;
+    HierarchicalReduceScatter hierarchicalReduceScatter;
+    HierarchicalBroadcast hierarchicalBroadcast;
     RingAllGather ringAllGather;
     RingReduceScatter ringReduceScatter;
     BinomialBroadcast binomialBroadcast;
@@ -112,10 +115,18 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
                 packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls)))
                 return &a.halvingReduceScatter;
             return nullptr;
-        case AlgoFamily::Hierarchical: return op == AlgoOp::AllReduce ? &a.hierarchicalAllReduce : nullptr;
+        case AlgoFamily::Hierarchical:
+            if (op == AlgoOp::AllReduce) return &a.hierarchicalAllReduce;
+            if (op == AlgoOp::AllGather) return &a.hierarchicalAllGather;
+            if (op == AlgoOp::ReduceScatter) return &a.hierarchicalReduceScatter;
+            return op == AlgoOp::Broadcast ? &a.hierarchicalBroadcast : nullptr;
         case AlgoFamily::Bruck: return ctx.args().type == CollType::AllGather ? &a.bruckAllGather : nullptr;
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
         case AlgoFamily::Direct: return ctx.sharedMemoryMesh() ? directFor(ctx.args().type) : nullptr;
+        case AlgoFamily::RecursiveDoubling: return op == AlgoOp::AllReduce ? &a.recursiveDoubling : nullptr;
+        case AlgoFamily::Binomial:
+            if (op == AlgoOp::Broadcast) return &a.binomialBroadcast;
+            return op == AlgoOp::Reduce ? &a.binomialReduce : nullptr;
         default: return nullptr;
     }
 }
@@ -123,7 +134,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
 // Once per process and (op, family): the override cannot be honoured for this op.
 void noteUnhonoured(const Context& ctx, AlgoFamily family) {
     static std::atomic<uint64_t> told{0};
-    const uint64_t bit = uint64_t(1) << (size_t(algoOpOf(ctx.args().type)) * 8 + size_t(family));
+    const uint64_t bit = uint64_t(1) << (size_t(algoOpOf(ctx.args().type)) * 9 + size_t(family));
     if (told.fetch_or(bit) & bit) return;
     log::warn("HCCL_ALGO asks for {} for {}, which hostccl cannot run for this call (no such algorithm for the "
               "operator, V blocks not packed in rank order, or, for direct, ranks on several hosts); using the "
@@ -131,40 +142,131 @@ void noteUnhonoured(const Context& ctx, AlgoFamily family) {
               familyName(family), collName(ctx.args().type));
 }
 
-// Ranks that all share memory read and write each other's buffers directly once
-// the payload outweighs the two handshakes that costs.
-bool useDirect(const Context& ctx) {
-    static const uint64_t minBytes = static_cast<uint64_t>(env::getInt("HOSTCCL_DIRECT_MIN_BYTES", -1, INT64_MAX));
-    return ctx.sharedMemoryMesh() && minBytes != UINT64_MAX && opBytes(ctx) >= minBytes;
+// A candidate and when it can run the call at all.
+struct Candidate {
+    const Algorithm* algo;
+    bool (*usable)(const Context&);
+};
+
+bool always(const Context&) { return true; }
+bool severalHosts(const Context& ctx) { return ctx.nodes() > 1; }
+bool packedRecv(const Context& ctx) {
+    return packedInRankOrder(layoutFrom(ctx.args().recvCounts, ctx.args().recvDispls));
+}
+bool packedSend(const Context& ctx) {
+    return packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls));
+}
+bool equalBlocks(const Context& ctx) { return ctx.args().type == CollType::AllGather; }
+
+// HOSTCCL_DIRECT_MIN_BYTES: unset, the model decides; -1, never; else from that size on.
+int64_t directMinBytes() {
+    static const int64_t v =
+        env::raw("HOSTCCL_DIRECT_MIN_BYTES") ? env::getInt("HOSTCCL_DIRECT_MIN_BYTES", -1, INT64_MAX) : -2;
+    return v;
+}
+bool directUsable(const Context& ctx) { return ctx.sharedMemoryMesh() && directMinBytes() != -1; }
+
+// The candidates the model weighs for each operator (the first wins ties).
+std::vector<Candidate> candidatesFor(AlgoOp op) {
+    const Algorithms& a = all();
+    switch (op) {
+        case AlgoOp::AllReduce:
+            return {{&a.recursiveDoubling, always}, {&a.ringAllReduce, always}, {&a.rabenseifner, always},
+                    {&a.hierarchicalAllReduce, severalHosts}, {&a.directAllReduce, directUsable}};
+        case AlgoOp::AllGather:
+            return {{&a.ringAllGather, always}, {&a.doublingAllGather, packedRecv}, {&a.bruckAllGather, equalBlocks},
+                    {&a.hierarchicalAllGather, severalHosts}, {&a.directAllGather, directUsable}};
+        case AlgoOp::ReduceScatter:
+            return {{&a.ringReduceScatter, always}, {&a.halvingReduceScatter, packedSend},
+                    {&a.hierarchicalReduceScatter, severalHosts}, {&a.directReduceScatter, directUsable}};
+        case AlgoOp::Broadcast:
+            return {{&a.binomialBroadcast, always}, {&a.scatterAllGatherBroadcast, always},
+                    {&a.hierarchicalBroadcast, severalHosts}, {&a.directBroadcast, directUsable}};
+        case AlgoOp::Reduce: return {{&a.binomialReduce, always}, {&a.directReduce, directUsable}};
+        case AlgoOp::AlltoAll: return {{&a.pairwiseAlltoAll, always}, {&a.directAlltoAll, directUsable}};
+        default: return {};
+    }
 }
 
-const Algorithm& adaptive(const Context& ctx) {
+// The algorithm of ops with no alternative.
+const Algorithm& soleAlgorithm(CollType t) {
     const Algorithms& a = all();
-    const CollType t = ctx.args().type;
-    if (useDirect(ctx))
-        if (const Algorithm* d = directFor(t)) return *d;
     switch (t) {
-        case CollType::AllReduce:
-            return opBytes(ctx) <= kRecursiveDoublingMaxBytes ? static_cast<const Algorithm&>(a.recursiveDoubling)
-                                                              : a.ringAllReduce;
-        case CollType::AllGather:
-        case CollType::AllGatherV: return a.ringAllGather;
-        case CollType::ReduceScatter:
-        case CollType::ReduceScatterV: return a.ringReduceScatter;
-        case CollType::Broadcast: return a.binomialBroadcast;
-        case CollType::Reduce: return a.binomialReduce;
         case CollType::Scatter: return a.linearScatter;
-        case CollType::AlltoAll:
-        case CollType::AlltoAllV:
-        case CollType::AlltoAllVC: return a.pairwiseAlltoAll;
-        case CollType::Barrier: return a.barrier;
         case CollType::Send:
         case CollType::Recv:
         case CollType::BatchSendRecv: return a.p2p;
+        default: return a.barrier;
     }
-    return a.barrier;  // unreachable: every CollType is listed
 }
 }  // namespace
+
+class SelectorCosts {
+public:
+    explicit SelectorCosts(const CostModel& model) : model_(model) {
+        for (size_t op = 0; op < kAlgoOps; ++op)
+            for (const Candidate& c : candidatesFor(AlgoOp(op))) cost_.emplace(c.algo, c.algo->cost(model));
+    }
+    const CostModel& model() const { return model_; }
+    double estimate(const Algorithm* a, uint64_t bytes) const { return cost_.at(a).at(double(bytes)); }
+    // True the first time (collective, power-of-two size class) is explained.
+    bool firstExplanation(CollType t, uint64_t bytes) {
+        size_t bucket = 0;
+        while (bucket < 63 && (uint64_t(2) << bucket) <= bytes) ++bucket;
+        const uint64_t bit = uint64_t(1) << bucket;
+        return (explained_[size_t(t) % explained_.size()].fetch_or(bit) & bit) == 0;
+    }
+
+private:
+    CostModel model_;
+    std::unordered_map<const Algorithm*, Linear> cost_;
+    std::array<std::atomic<uint64_t>, 32> explained_{};
+};
+
+std::shared_ptr<SelectorCosts> prepareSelector(const CostModel& model) { return std::make_shared<SelectorCosts>(model); }
+const CostModel& modelOf(const SelectorCosts& costs) { return costs.model(); }
+
+namespace {
+// The cheapest usable candidate (direct from HOSTCCL_DIRECT_MIN_BYTES on when set).
+const Algorithm& adaptive(const Context& ctx) {
+    const AlgoOp op = algoOpOf(ctx.args().type);
+    const std::vector<Candidate> cands = candidatesFor(op);
+    if (cands.empty()) return soleAlgorithm(ctx.args().type);
+    const uint64_t bytes = opBytes(ctx);
+    if (directMinBytes() >= 0 && ctx.sharedMemoryMesh() && bytes >= uint64_t(directMinBytes()))
+        return *cands.back().algo;  // the direct one closes every list
+    const Algorithm* best = nullptr;
+    double bestTime = 0;
+    for (const Candidate& c : cands) {
+        if (!c.usable(ctx) || (c.usable == directUsable && directMinBytes() >= 0)) continue;
+        const double t = ctx.costs() ? ctx.costs()->estimate(c.algo, bytes) : 0;
+        if (best == nullptr || t < bestTime) {
+            best = c.algo;
+            bestTime = t;
+        }
+    }
+    return *best;
+}
+
+}  // namespace
+
+std::string explainSelection(const Context& ctx) {
+    const uint64_t bytes = opBytes(ctx);
+    const Algorithm& chosen = selectAlgorithm(ctx);
+    std::string out = fmt::format("[hostccl] explain: comm {} {} {} B over {} ranks on {} host(s):\n", ctx.commName(),
+                                  collName(ctx.args().type), bytes, ctx.size(), ctx.nodes());
+    for (const Candidate& c : candidatesFor(algoOpOf(ctx.args().type))) {
+        const std::string time =
+            ctx.costs() ? fmt::format("{:10.1f} us", ctx.costs()->estimate(c.algo, bytes) * 1e6) : "         ?";
+        out += fmt::format("  {} {:<20} {}{}\n", c.algo == &chosen ? '*' : ' ', c.algo->name(), time,
+                           c.usable(ctx) ? "" : "  (cannot run this call)");
+    }
+    if (ctx.forcedFamily() != AlgoFamily::Auto)
+        out += fmt::format("  HCCL_ALGO asks for {}: ran {}\n", familyName(ctx.forcedFamily()), chosen.name());
+    else if (candidatesFor(algoOpOf(ctx.args().type)).empty())
+        out += fmt::format("  * {} (the only algorithm)\n", chosen.name());
+    return out;
+}
 
 const Algorithm& selectAlgorithm(const Context& ctx) {
     const AlgoFamily family = ctx.forcedFamily();
@@ -173,6 +275,14 @@ const Algorithm& selectAlgorithm(const Context& ctx) {
         noteUnhonoured(ctx, family);
     }
     return adaptive(ctx);
+}
+
+// Printed by rank 0 only: every rank computes the same table from the same numbers.
+void explainIfAsked(const Context& ctx) {
+    static const bool enabled = env::getBool("HOSTCCL_ALGO_EXPLAIN");
+    if (!enabled || ctx.rank() != 0 || ctx.costs() == nullptr) return;
+    if (!ctx.costs()->firstExplanation(ctx.args().type, opBytes(ctx))) return;
+    std::fprintf(stderr, "%s", explainSelection(ctx).c_str());
 }
 
 }  // namespace hostccl

@@ -27,6 +27,9 @@ struct Forced {
     const char* hostIds = "";  // HOSTCCL_HOST_ID ("" = one host)
 };
 
+const std::vector<std::string> kHierarchical = {"AllReduce",      "AllGather",      "AllGatherV",
+                                                 "ReduceScatter",  "ReduceScatterV", "Broadcast"};
+
 const std::vector<Forced>& forcedAlgorithms() {
     static const std::vector<Forced> f = {
         {"ring", "level0:NA;level1:ring", "ring",
@@ -38,10 +41,12 @@ const std::vector<Forced>& forcedAlgorithms() {
           "AlltoAll", "AlltoAllV", "AlltoAllVC"}},
         {"pairwise", "alltoall=level0:NA;level1:pairwise", "pairwise", {"AlltoAll", "AlltoAllV", "AlltoAllVC"}},
         {"bruck", "allgather=level0:NA;level1:NB", "bruck", {"AllGather"}},
-        {"hierarchical", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}},
-        {"hierarchical_2x4", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}, "a,a,a,a,b,b,b,b"},
-        {"hierarchical_4x2", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}, "a,a,b,b,c,c,d,d"},
-        {"hierarchical_3_2_3", "allreduce=level0:NA;level1:NHR", "hierarchical", {"AllReduce"}, "a,a,a,b,b,c,c,c"},
+        {"hierarchical", "level0:NA;level1:NHR", "hierarchical", kHierarchical},
+        {"hierarchical_2x4", "level0:NA;level1:NHR", "hierarchical", kHierarchical, "a,a,a,a,b,b,b,b"},
+        {"hierarchical_4x2", "level0:NA;level1:NHR", "hierarchical", kHierarchical, "a,a,b,b,c,c,d,d"},
+        {"hierarchical_3_2_3", "level0:NA;level1:NHR", "hierarchical", kHierarchical, "a,a,a,b,b,c,c,c"},
+        {"recursive_doubling", "allreduce=level0:NA;level1:recursive-doubling", "recursive-doubling", {"AllReduce"}},
+        {"binomial", "level0:NA;level1:binomial", "binomial", {"Broadcast", "Reduce"}},
     };
     return f;
 }
@@ -86,7 +91,7 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, ForcedAlgorithm,
-                         ::testing::Combine(::testing::Range<size_t>(0, 9),
+                         ::testing::Combine(::testing::Range<size_t>(0, 11),
                                             ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 16u)),
                          [](const auto& info) {
                              return std::string(forcedAlgorithms()[std::get<0>(info.param)].label) + "_" +

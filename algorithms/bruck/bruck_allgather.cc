@@ -1,5 +1,6 @@
 #include "algorithms/bruck/bruck_allgather.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace hostccl {
@@ -24,6 +25,15 @@ HcclResult BruckAllGather::run(Context& ctx) const {
         std::memcpy(out, gathered + head, r * block);
     }
     return HCCL_SUCCESS;
+}
+
+// ceil(lg n) steps, step k moving min(2^k, n - 2^k) blocks, then one rotation.
+Linear BruckAllGather::cost(const CostModel& model) const {
+    const uint32_t n = model.ranks();
+    Linear c = model.copy(1.0);
+    for (uint32_t dist = 1; dist < n; dist *= 2)
+        c += model.step([n, dist](uint32_t r) { return (r + n - dist) % n; }, double(std::min(dist, n - dist)) / n);
+    return c;
 }
 
 }  // namespace hostccl

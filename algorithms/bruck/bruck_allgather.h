@@ -12,6 +12,7 @@ class BruckAllGather final : public Algorithm {
 public:
     const char* name() const override { return "bruck"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

@@ -188,4 +188,21 @@ HcclResult DirectReduce::run(Context& ctx) const {
     return w.close(ctx);
 }
 
+// Costs: the opening and closing handshakes, then one pass over memory.
+namespace {
+Linear handshakes(const CostModel& model) { return 2.0 * model.allPairsHandshake(); }
+double others(const CostModel& model) { return double(model.ranks() - 1) / model.ranks(); }
+}  // namespace
+
+Linear DirectAllReduce::cost(const CostModel& model) const {
+    return handshakes(model) + model.reduce(others(model)) + model.copy(1.0);
+}
+Linear DirectAllGather::cost(const CostModel& model) const { return handshakes(model) + model.copy(others(model)); }
+Linear DirectReduceScatter::cost(const CostModel& model) const {
+    return handshakes(model) + model.reduce(others(model)) + model.copy(1.0 / model.ranks());
+}
+Linear DirectAlltoAllV::cost(const CostModel& model) const { return handshakes(model) + model.copy(others(model)); }
+Linear DirectBroadcast::cost(const CostModel& model) const { return handshakes(model) + model.copy(1.0); }
+Linear DirectReduce::cost(const CostModel& model) const { return handshakes(model) + model.reduce(others(model)); }
+
 }  // namespace hostccl

@@ -27,6 +27,7 @@ class DirectAllReduce final : public DirectAlgorithm {
 public:
     using DirectAlgorithm::DirectAlgorithm;
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 // Each rank copies every peer's input into its own output.
@@ -34,6 +35,7 @@ class DirectAllGather final : public DirectAlgorithm {
 public:
     using DirectAlgorithm::DirectAlgorithm;
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 // Each rank reduces its own block of every input into its output.
@@ -41,6 +43,7 @@ class DirectReduceScatter final : public DirectAlgorithm {
 public:
     using DirectAlgorithm::DirectAlgorithm;
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 // Each rank copies, from every peer, the block that peer addressed to it.
@@ -48,6 +51,7 @@ class DirectAlltoAllV final : public DirectAlgorithm {
 public:
     using DirectAlgorithm::DirectAlgorithm;
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 // Every non-root copies the root's buffer.
@@ -55,6 +59,7 @@ class DirectBroadcast final : public DirectAlgorithm {
 public:
     using DirectAlgorithm::DirectAlgorithm;
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 // Rank r reduces block r of every input into the root's output.
@@ -62,6 +67,7 @@ class DirectReduce final : public DirectAlgorithm {
 public:
     using DirectAlgorithm::DirectAlgorithm;
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

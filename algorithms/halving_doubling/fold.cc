@@ -22,4 +22,16 @@ HcclResult foldOut(Context& ctx, const Fold& fold, const char* buf, size_t bytes
     return ctx.waitAll();
 }
 
+CostModel::Partner foldPairs(uint32_t n) {
+    const uint32_t extra = Fold(n, 0).extra;
+    return [extra](uint32_t r) { return r < 2 * extra ? r ^ 1u : CostModel::kNone; };
+}
+
+CostModel::Partner acrossBit(uint32_t n, uint32_t mask) {
+    return [n, mask](uint32_t r) {
+        const Fold f(n, r);
+        return f.sitsOut() ? CostModel::kNone : f.realRank(f.virtualRank() ^ mask);
+    };
+}
+
 }  // namespace hostccl

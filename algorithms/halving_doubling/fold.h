@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "algorithms/context.h"
+#include "algorithms/cost_model/cost_model.h"
 
 namespace hostccl {
 
@@ -33,5 +34,11 @@ struct Fold {
 HcclResult foldIn(Context& ctx, const Fold& fold, char* buf, size_t bytes, bool* finished);
 // After it: the absorbing rank hands the result back down.
 HcclResult foldOut(Context& ctx, const Fold& fold, const char* buf, size_t bytes);
+
+// For the cost model, among `n` ranks: the fold's pairs (rank 2i with 2i+1, for
+// i < extra; the rest sit it out), and each surviving rank's partner across bit
+// `mask` of its virtual rank (ranks folded away sit it out).
+CostModel::Partner foldPairs(uint32_t n);
+CostModel::Partner acrossBit(uint32_t n, uint32_t mask);
 
 }  // namespace hostccl

@@ -55,4 +55,18 @@ HcclResult DoublingAllGather::run(Context& ctx) const {
     return foldOut(ctx, fold, out, total);
 }
 
+// n: the whole input. The folded rank hands over everything and gets its block back.
+Linear HalvingReduceScatter::cost(const CostModel& model) const {
+    const uint32_t n = model.ranks();
+    const bool folds = Fold(n, 0).extra > 0;
+    return model.step(foldPairs(n), 1.0) + model.reduce(folds ? 1.0 : 0.0) + halvingCost(model) +
+           model.step(foldPairs(n), 1.0 / n);
+}
+
+// n: the whole output. The folded rank sends its block and gets everything back.
+Linear DoublingAllGather::cost(const CostModel& model) const {
+    const uint32_t n = model.ranks();
+    return model.step(foldPairs(n), 1.0 / n) + doublingCost(model) + model.step(foldPairs(n), 1.0);
+}
+
 }  // namespace hostccl

@@ -12,6 +12,7 @@ class HalvingReduceScatter final : public Algorithm {
 public:
     const char* name() const override { return "halving-doubling"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 // Allgather by recursive doubling (lg p2 steps). Folded for any rank count: a rank
@@ -21,6 +22,7 @@ class DoublingAllGather final : public Algorithm {
 public:
     const char* name() const override { return "halving-doubling"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

@@ -64,4 +64,19 @@ bool packedInRankOrder(const BlockLayout& b) {
     return true;
 }
 
+Linear halvingCost(const CostModel& model) {
+    const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
+    Linear c;
+    for (uint32_t mask = p2 / 2; mask > 0; mask /= 2)
+        c += model.step(acrossBit(n, mask), double(mask) / p2) + model.reduce(double(mask) / p2);
+    return c;
+}
+
+Linear doublingCost(const CostModel& model) {
+    const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
+    Linear c;
+    for (uint32_t mask = 1; mask < p2; mask *= 2) c += model.step(acrossBit(n, mask), double(mask) / p2);
+    return c;
+}
+
 }  // namespace hostccl

@@ -25,4 +25,9 @@ BlockLayout virtualBlocks(const Fold& fold, const BlockLayout& realBlocks);
 // The phases need blocks back to back in rank order (V layouts may be anything).
 bool packedInRankOrder(const BlockLayout& b);
 
+// The phases' costs among the ranks the fold leaves: halving sends 1/2, 1/4, ...
+// of the vector (reducing each), doubling the same in reverse.
+Linear halvingCost(const CostModel& model);
+Linear doublingCost(const CostModel& model);
+
 }  // namespace hostccl

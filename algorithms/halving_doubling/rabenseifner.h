@@ -13,6 +13,7 @@ class RabenseifnerAllReduce final : public Algorithm {
 public:
     const char* name() const override { return "halving-doubling"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "algorithms/halving_doubling/fold.h"
+#include "algorithms/halving_doubling/phases.h"
 
 namespace hostccl {
 
@@ -28,6 +29,15 @@ HcclResult RecursiveDoublingAllReduce::run(Context& ctx) const {
         if (bytes > 0) ctx.reduceFn()(buf, buf, incoming, a.count);
     }
     return foldOut(ctx, fold, buf, bytes);
+}
+
+// Whole-vector exchanges across each bit, each followed by a reduction.
+Linear RecursiveDoublingAllReduce::cost(const CostModel& model) const {
+    const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
+    const Linear fold = model.step(foldPairs(n), 1.0);
+    Linear c = fold + model.reduce(Fold(n, 0).extra > 0 ? 1.0 : 0.0) + fold;
+    for (uint32_t mask = 1; mask < p2; mask *= 2) c += model.step(acrossBit(n, mask), 1.0) + model.reduce(1.0);
+    return c;
 }
 
 }  // namespace hostccl

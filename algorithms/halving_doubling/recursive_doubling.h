@@ -15,6 +15,7 @@ class RecursiveDoublingAllReduce final : public Algorithm {
 public:
     const char* name() const override { return "recursive-doubling"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

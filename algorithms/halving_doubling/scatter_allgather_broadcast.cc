@@ -4,6 +4,7 @@
 
 #include "algorithms/rank_group.h"
 #include "algorithms/ring/ring.h"
+#include "algorithms/tree/binomial.h"
 
 namespace hostccl {
 
@@ -41,6 +42,18 @@ HcclResult ScatterAllGatherBroadcast::run(Context& ctx) const {
     for (uint32_t i = 0; i < n; ++i) fromRoot.ranks.push_back(real(i));
     fromRoot.index = v;
     return ringAllGather(ctx, fromRoot, blocks, buf);
+}
+
+// A binomial scatter (half, a quarter, ... of the vector down the tree), then a ring
+// allgather.
+Linear ScatterAllGatherBroadcast::cost(const CostModel& model) const {
+    const uint32_t n = model.ranks();
+    uint32_t top = 1;
+    while (top < n) top <<= 1;
+    Linear c;
+    for (uint32_t mask = top >> 1; mask > 0; mask >>= 1)
+        c += model.step(binomialChild(n, mask), double(mask) / n);
+    return c + ringPassCost(model, false);
 }
 
 }  // namespace hostccl

@@ -13,6 +13,7 @@ class ScatterAllGatherBroadcast final : public Algorithm {
 public:
     const char* name() const override { return "scatter-allgather"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

@@ -1,20 +1,14 @@
 #include "algorithms/hierarchical/hierarchical_allreduce.h"
 
+#include <algorithm>
 #include <cstring>
 
-#include "algorithms/rank_group.h"
+#include "algorithms/hierarchical/host_groups.h"
 #include "algorithms/ring/ring.h"
 
 namespace hostccl {
 
 namespace {
-// Ranks of every host, in rank order.
-std::vector<std::vector<uint32_t>> ranksPerHost(const Context& ctx) {
-    std::vector<std::vector<uint32_t>> hosts(ctx.nodes());
-    for (uint32_t r = 0; r < ctx.size(); ++r) hosts[ctx.nodeOf(r)].push_back(r);
-    return hosts;
-}
-
 // Round j of a host with q ranks: blocks j*q .. j*q+q-1 of `blocks` (empty past the end).
 BlockLayout roundLayout(const BlockLayout& blocks, uint32_t j, uint32_t q) {
     const uint64_t end = blocks.back().offset + blocks.back().count;
@@ -39,33 +33,41 @@ HcclResult HierarchicalAllReduce::run(Context& ctx) const {
     const size_t es = ctx.elemSize();
     char* buf = static_cast<char*>(a.recvBuf);
     if (a.sendBuf != buf && a.count > 0) std::memmove(buf, a.sendBuf, a.count * es);
-    const auto hosts = ranksPerHost(ctx);
-    const uint32_t myHost = ctx.nodeOf(ctx.rank());
-    RankGroup local{hosts[myHost], 0};
-    while (local.ranks[local.index] != ctx.rank()) ++local.index;
-    const uint32_t q = local.size();
-    uint32_t qmax = 0;
-    for (const auto& h : hosts) qmax = h.size() > qmax ? static_cast<uint32_t>(h.size()) : qmax;
-    const BlockLayout blocks = evenBlocks(a.count, qmax);
-    const uint32_t rounds = (qmax + q - 1) / q;
+    const HostGroups g(ctx);
+    const uint32_t q = g.q();
+    const BlockLayout blocks = evenBlocks(a.count, g.qmax);
 
-    for (uint32_t j = 0; j < rounds; ++j) {  // 1: reduce-scatter inside the host
+    for (uint32_t j = 0; j < g.rounds(); ++j) {  // 1: reduce-scatter inside the host
         const BlockLayout round = roundLayout(blocks, j, q);
-        HOSTCCL_CHECK(ringReduceScatter(ctx, local, round, buf, buf, buf + round[local.index].offset * es));
+        HOSTCCL_CHECK(ringReduceScatter(ctx, g.local, round, buf, buf, buf + round[g.local.index].offset * es));
     }
-    if (hosts.size() > 1) {  // 2: each owned block, allreduced among its owners on every host
-        for (uint32_t b = local.index; b < qmax; b += q) {
-            RankGroup owners;
-            for (const auto& h : hosts) owners.ranks.push_back(h[b % h.size()]);
-            owners.index = myHost;
+    if (g.hosts.size() > 1) {  // 2: each owned block, allreduced among its owners on every host
+        for (uint32_t b = g.local.index; b < g.qmax; b += q) {
+            const RankGroup owners = g.owners(b);
             const BlockLayout pieces = acrossHosts(blocks[b], owners.size());
-            HOSTCCL_CHECK(ringReduceScatter(ctx, owners, pieces, buf, buf, buf + pieces[myHost].offset * es));
+            HOSTCCL_CHECK(ringReduceScatter(ctx, owners, pieces, buf, buf, buf + pieces[g.myHost].offset * es));
             HOSTCCL_CHECK(ringAllGather(ctx, owners, pieces, buf));
         }
     }
-    for (uint32_t j = 0; j < rounds; ++j)  // 3: allgather inside the host
-        HOSTCCL_CHECK(ringAllGather(ctx, local, roundLayout(blocks, j, q), buf));
+    for (uint32_t j = 0; j < g.rounds(); ++j)  // 3: allgather inside the host
+        HOSTCCL_CHECK(ringAllGather(ctx, g.local, roundLayout(blocks, j, q), buf));
     return HCCL_SUCCESS;
+}
+
+// Ring passes inside each host (rounds of q blocks of 1/qmax), and for every block
+// a rank owns a ring pass among its owners on the other hosts, all ranks of a host
+// at once, so they share the host's network link.
+Linear HierarchicalAllReduce::cost(const CostModel& model) const {
+    const uint32_t hosts = model.nodes(), qmax = mostRanksOnAHost(model), owned = mostRounds(model);
+    uint32_t steps = 0;
+    for (uint32_t h = 0; h < hosts; ++h) {
+        const uint32_t q = static_cast<uint32_t>(model.ranksOn(h).size());
+        steps = std::max(steps, ((qmax + q - 1) / q) * (q - 1));
+    }
+    Linear c = double(2 * steps) * model.step(nextOnHost(model), 1.0 / qmax) + model.reduce(double(steps) / qmax);
+    if (hosts < 2) return c;
+    const Linear acrossStep = model.step(counterpartOnNextHost(model), 1.0 / (double(qmax) * hosts));
+    return c + double(owned * 2 * (hosts - 1)) * acrossStep + model.reduce(double(owned) * (hosts - 1) / (qmax * hosts));
 }
 
 }  // namespace hostccl

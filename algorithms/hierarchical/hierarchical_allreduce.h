@@ -19,6 +19,7 @@ class HierarchicalAllReduce final : public Algorithm {
 public:
     const char* name() const override { return "hierarchical"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

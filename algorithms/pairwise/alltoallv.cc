@@ -19,4 +19,14 @@ HcclResult PairwiseAlltoAllV::run(Context& ctx) const {
     return ctx.waitAll();
 }
 
+// Every message posted at once: one start-up plus a little per extra message, and
+// each rank's 1/n of the data to every other rank.
+Linear PairwiseAlltoAllV::cost(const CostModel& model) const {
+    const uint32_t n = model.ranks();
+    Linear c;
+    for (uint32_t s = 1; s < n; ++s) c.perByte += model.step([n, s](uint32_t r) { return (r + s) % n; }, 1.0 / n).perByte;
+    c.fixed = model.allPairsHandshake().fixed;
+    return c;
+}
+
 }  // namespace hostccl

@@ -11,6 +11,7 @@ class PairwiseAlltoAllV final : public Algorithm {
 public:
     const char* name() const override { return "pairwise"; }
     HcclResult run(Context& ctx) const override;
+    Linear cost(const CostModel& model) const override;
 };
 
 }  // namespace hostccl

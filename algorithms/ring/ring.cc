@@ -61,4 +61,12 @@ HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout
     return HCCL_SUCCESS;
 }
 
+Linear ringPassCost(const CostModel& model, bool reduces) {
+    const uint32_t n = model.ranks();
+    if (n < 2) return {};
+    Linear pass = double(n - 1) * model.step([n](uint32_t r) { return (r + 1) % n; }, 1.0 / n);
+    if (reduces) pass += model.reduce(double(n - 1) / n);
+    return pass;
+}
+
 }  // namespace hostccl

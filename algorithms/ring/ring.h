@@ -5,6 +5,7 @@
 
 #include "algorithms/blocks.h"
 #include "algorithms/context.h"
+#include "algorithms/cost_model/cost_model.h"
 #include "algorithms/rank_group.h"
 
 namespace hostccl {
@@ -22,5 +23,9 @@ HcclResult ringReduceScatter(Context& ctx, const RankGroup& group, const BlockLa
 // All-gather in place: `buf` (layout `blocks`) holds this rank's block; afterwards
 // it holds every rank's block.
 HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf);
+
+// One pass round every rank (n-1 steps, 1/n of the data each): the reduce-scatter's
+// cost when `reduces`, else the all-gather's.
+Linear ringPassCost(const CostModel& model, bool reduces);
 
 }  // namespace hostccl

@@ -49,4 +49,12 @@ HcclResult RingReduceScatter::run(Context& ctx) const {
     return HCCL_SUCCESS;
 }
 
+Linear RingAllReduce::cost(const CostModel& model) const {
+    return ringPassCost(model, true) + ringPassCost(model, false);
+}
+
+Linear RingAllGather::cost(const CostModel& model) const { return ringPassCost(model, false); }
+
+Linear RingReduceScatter::cost(const CostModel& model) const { return ringPassCost(model, true); }
+
 }  // namespace hostccl

@@ -54,4 +54,25 @@ HcclResult BinomialReduce::run(Context& ctx) const {
     return HCCL_SUCCESS;
 }
 
+CostModel::Partner binomialChild(uint32_t n, uint32_t mask) {
+    return [n, mask](uint32_t r) { return r % (2 * mask) == 0 && r + mask < n ? r + mask : CostModel::kNone; };
+}
+
+namespace {
+// ceil(lg n) rounds of the whole vector down (or up) the tree rooted at rank 0.
+Linear treeCost(const CostModel& model, bool reduces) {
+    const uint32_t n = model.ranks();
+    Linear c;
+    for (uint32_t mask = 1; mask < n; mask <<= 1) {
+        c += model.step(binomialChild(n, mask), 1.0);
+        if (reduces) c += model.reduce(1.0);
+    }
+    return c;
+}
+}  // namespace
+
+Linear BinomialBroadcast::cost(const CostModel& model) const { return treeCost(model, false); }
+
+Linear BinomialReduce::cost(const CostModel& model) const { return treeCost(model, true); }
+
 }  // namespace hostccl

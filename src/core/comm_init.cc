@@ -8,6 +8,7 @@
 #include <set>
 #include <thread>
 
+#include "algorithms/selector.h"
 #include "common/env.h"
 #include "core/bootstrap/rank_table.h"
 #include "core/bootstrap/rendezvous.h"
@@ -187,6 +188,7 @@ HcclResult createSubComm(const Communicator& parent, const std::vector<uint32_t>
                           static_cast<uint32_t>(parentRanks.size())};
     CommOptions opts = options;
     if (opts.name.empty()) opts.name = parent.name() + "_sub_" + std::to_string(subCommId);
+    opts.inheritedCosts = modelOf(*parent.view().costs).params();  // same links, already agreed
     return Communicator::create(identity, std::move(table), parent.device(), std::move(opts), out);
 }
 

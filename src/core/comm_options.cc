@@ -35,14 +35,18 @@ CommOptions optionsFromEnv() {
     if (processDeterministicSet) o.deterministic = processDeterministic;
     o.execTimeoutSec = env::getInt("HCCL_EXEC_TIMEOUT", 0, INT32_MAX);
     o.algo = env::getString("HCCL_ALGO");
+    o.probeCosts = env::getBool("HOSTCCL_COST_PROBE");
     return o;
 }
 
 namespace {
+// The texts that must parse before anything is connected.
 HcclResult parseAlgo(CommOptions* out) {
     std::string why;
     if (!parseAlgoOverride(out->algo, &out->algoOverride, &why))
         return fail(HCCL_E_PARA, "HCCL_ALGO / hcclAlgo \"{}\": {}", out->algo, why);
+    const std::string costs = env::getString("HOSTCCL_COST_MODEL");
+    if (!applyCostConfig(costs, &out->costs, &why)) return fail(HCCL_E_PARA, "HOSTCCL_COST_MODEL \"{}\": {}", costs, why);
     return HCCL_SUCCESS;
 }
 }  // namespace

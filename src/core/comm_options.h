@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "algorithms/algo_override.h"
+#include "algorithms/cost_model/cost_params.h"
 #include "common/error.h"
 #include "hccl/hccl_types.h"
 
@@ -18,6 +20,9 @@ struct CommOptions {
     int64_t execTimeoutSec = 1836;  // 0 = no limit
     std::string algo;            // HCCL_ALGO or hcclAlgo as given
     AlgoOverride algoOverride;   // ... parsed (by optionsFromConfig)
+    CostParams costs = CostParams::defaults();  // HOSTCCL_COST_MODEL over the defaults (by optionsFromConfig)
+    bool probeCosts = true;                      // HOSTCCL_COST_PROBE
+    std::optional<CostParams> inheritedCosts;    // a sub-communicator's parent's numbers: no probe
     uint32_t worldRankId = 0;
     uint64_t jobId = 0;
 };

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "algorithms/context.h"
+#include "algorithms/cost_model/probe.h"
 #include "algorithms/selector.h"
 #include "common/datatype.h"
 #include "common/env.h"
@@ -49,6 +50,7 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
     std::unique_ptr<Communicator> c(new Communicator(identity, std::move(table), device, std::move(options)));
     HOSTCCL_CHECK(c->connectLinks());
     c->buildView();
+    HOSTCCL_CHECK(c->buildCostModel());
     c->logInit();
     registerComm(c.get());
     *out = c.release();
@@ -125,6 +127,7 @@ HcclResult Communicator::execute(const CollArgs& args) {
     view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
     Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &aborted_);
     const Algorithm& algo = selectAlgorithm(ctx);
+    explainIfAsked(ctx);
     if (log::logger().should_log(spdlog::level::debug))
         log::debug("{} count {} via {}", describe(ctx.site()), args.count, algo.name());
     auto start = tracer_ ? Tracer::Clock::now() : Tracer::Clock::time_point{};
@@ -184,6 +187,20 @@ void Communicator::buildView() {
     }
     tracer_ = Tracer::fromEnv(name(), rank(), peers_[rank()].hostId);
     view_.tracer = tracer_.get();
+}
+
+// The selector's model: the parent's numbers for a sub-communicator, else the
+// configured ones completed by the init probe (every rank ends with the same).
+HcclResult Communicator::buildCostModel() {
+    CostParams params = options_.inheritedCosts ? *options_.inheritedCosts : options_.costs;
+    const bool needTcp = view_.nodes > 1 || env::getString("HOSTCCL_TRANSPORT") == "tcp";
+    if (!options_.inheritedCosts && options_.probeCosts && !fullyConfigured(params, needTcp))
+        HOSTCCL_CHECK(probeCosts(view_, connectDeadline(), &aborted_, &params));
+    std::vector<uint32_t> cores(view_.nodes, 1);
+    for (uint32_t r = 0; r < size(); ++r) cores[view_.nodeOf[r]] = std::max<uint32_t>(1, peers_[r].hostCores);
+    view_.costs = prepareSelector(CostModel(params, view_.nodeOf, cores, env::getString("HOSTCCL_TRANSPORT") == "tcp"));
+    log::info("{}: cost model {}", describe(site("init")), params.summary());
+    return HCCL_SUCCESS;
 }
 
 void Communicator::opFinished() {

@@ -66,6 +66,7 @@ private:
     HcclResult connectTo(uint32_t peer, Deadline deadline);
     HcclResult acceptFrom(uint32_t peer, Deadline deadline);
     void buildView();
+    HcclResult buildCostModel();
     uint32_t ranksOnThisHost() const;
     static uint32_t usableCores();
     void logInit() const;

@@ -97,7 +97,8 @@ std::string choicesSection(const Communicator& c) {
 }  // namespace
 
 std::string describeCommunicator(const Communicator& comm) {
-    return hostsSection(comm) + linksSection(comm) + choicesSection(comm);
+    return hostsSection(comm) + linksSection(comm) +
+           fmt::format("cost model: {}\n", modelOf(*comm.view().costs).params().summary()) + choicesSection(comm);
 }
 
 }  // namespace hostccl

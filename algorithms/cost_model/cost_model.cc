@@ -1,0 +1,70 @@
+#include "algorithms/cost_model/cost_model.h"
+
+#include <algorithm>
+
+namespace hostccl {
+
+CostModel::CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std::vector<uint32_t> coresOf,
+                     bool tcpOnly)
+    : params_(params), nodeOf_(std::move(nodeOf)), coresOf_(std::move(coresOf)), tcpOnly_(tcpOnly) {
+    uint32_t nodes = 0;
+    for (uint32_t n : nodeOf_) nodes = std::max(nodes, n + 1);
+    ranksOf_.resize(nodes);
+    coresOf_.resize(nodes, 1);
+    for (uint32_t r = 0; r < ranks(); ++r) ranksOf_[nodeOf_[r]].push_back(r);
+    std::vector<uint32_t> all(nodes);
+    for (uint32_t n = 0; n < nodes; ++n) all[n] = static_cast<uint32_t>(ranksOf_[n].size());
+    crowding_ = cpuShare(all);
+}
+
+LinkClass CostModel::classOf(uint32_t a, uint32_t b) const {
+    return nodeOf_[a] == nodeOf_[b] && !tcpOnly_ ? LinkClass::Shm : LinkClass::Tcp;
+}
+
+// How many ranks each core of the busiest host carries (at least 1).
+double CostModel::cpuShare(const std::vector<uint32_t>& activeOnNode) const {
+    double share = 1;
+    for (size_t n = 0; n < activeOnNode.size(); ++n)
+        share = std::max(share, double(activeOnNode[n]) / std::max(1u, coresOf_[n]));
+    return share;
+}
+
+// The probe measures with every rank busy, so its numbers already carry the
+// crowding of a full step; a step that keeps fewer ranks busy runs faster in the
+// same proportion, down to one rank per core.
+Linear CostModel::step(const Partner& partner, double share) const {
+    std::vector<uint32_t> active(nodes(), 0), crossing(nodes(), 0);
+    double alpha = 0, shmBeta = 0, netBeta = 0;
+    for (uint32_t r = 0; r < ranks(); ++r) {
+        const uint32_t q = partner(r);
+        if (q == kNone || q == r) continue;
+        const LinkClass c = classOf(r, q);
+        const LinkCost& l = params_.of(c);
+        alpha = std::max(alpha, l.alpha);
+        active[nodeOf_[r]]++;
+        if (c == LinkClass::Shm) {
+            shmBeta = std::max(shmBeta, l.beta);
+        } else {
+            crossing[nodeOf_[r]]++;
+            netBeta = std::max(netBeta, l.beta);
+        }
+    }
+    const double cpu = cpuShare(active) / crowding_;
+    const uint32_t sharing = *std::max_element(crossing.begin(), crossing.end());
+    const double beta = std::max(shmBeta * cpu, netBeta * sharing);
+    return Linear{alpha * (shmBeta > 0 && netBeta == 0 ? cpu : 1.0), share * beta};
+}
+
+Linear CostModel::reduce(double share) const { return Linear{0, share * params_.gamma * crowding_}; }
+
+Linear CostModel::copy(double share) const { return Linear{0, share * params_.copyBeta * crowding_}; }
+
+// Each rank posts a message to every peer at once: one start-up time, plus the
+// per-message work of the others, which the crowded cores serialise.
+Linear CostModel::allPairsHandshake() const {
+    if (ranks() < 2) return {};
+    const LinkClass worst = nodes() > 1 || tcpOnly_ ? LinkClass::Tcp : LinkClass::Shm;
+    return Linear{params_.of(worst).alpha * (1 + 0.25 * (ranks() - 2)), 0};
+}
+
+}  // namespace hostccl

@@ -1,0 +1,67 @@
+// The cost model of one communicator: the measured or configured parameters
+// (cost_params.h) applied to its shape (which ranks share a host, how many cores
+// each host has). Algorithms describe themselves as a sequence of steps and local
+// work (Algorithm::cost); every estimate is linear in the op's bytes n, so it is
+// computed once per communicator and a call's choice is a few multiply-adds.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "algorithms/cost_model/cost_params.h"
+
+namespace hostccl {
+
+// fixed + perByte * n seconds.
+struct Linear {
+    double fixed = 0;
+    double perByte = 0;
+    double at(double bytes) const { return fixed + perByte * bytes; }
+    Linear& operator+=(const Linear& o) {
+        fixed += o.fixed;
+        perByte += o.perByte;
+        return *this;
+    }
+    friend Linear operator+(Linear a, const Linear& b) { return a += b; }
+    friend Linear operator*(double k, const Linear& a) { return Linear{k * a.fixed, k * a.perByte}; }
+};
+
+class CostModel {
+public:
+    static constexpr uint32_t kNone = UINT32_MAX;
+    using Partner = std::function<uint32_t(uint32_t rank)>;  // kNone: the rank sits the step out
+
+    // `nodeOf`: each rank's host; `coresOf`: each host's cores; `tcpOnly`: links
+    // inside a host are TCP too (HOSTCCL_TRANSPORT=tcp).
+    CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std::vector<uint32_t> coresOf, bool tcpOnly);
+
+    const CostParams& params() const { return params_; }
+    uint32_t ranks() const { return static_cast<uint32_t>(nodeOf_.size()); }
+    uint32_t nodes() const { return static_cast<uint32_t>(ranksOf_.size()); }
+    uint32_t nodeOf(uint32_t r) const { return nodeOf_[r]; }
+    const std::vector<uint32_t>& ranksOn(uint32_t node) const { return ranksOf_[node]; }
+    LinkClass classOf(uint32_t a, uint32_t b) const;
+
+    // One step in which every rank r with a partner sends share * n bytes to
+    // partner(r) while receiving as much: the slowest pair's alpha, plus the bytes
+    // at the slowest beta, where ranks of one host crossing to other hosts share
+    // its network link and ranks outnumbering their host's cores share the cores.
+    Linear step(const Partner& partner, double share) const;
+    // share * n reduced / copied on every rank at once.
+    Linear reduce(double share) const;
+    Linear copy(double share) const;
+    // Every rank exchanges one small message with every other (a handshake).
+    Linear allPairsHandshake() const;
+
+private:
+    double cpuShare(const std::vector<uint32_t>& activeOnNode) const;
+
+    CostParams params_;
+    std::vector<uint32_t> nodeOf_;
+    std::vector<std::vector<uint32_t>> ranksOf_;
+    std::vector<uint32_t> coresOf_;
+    bool tcpOnly_;
+    double crowding_ = 1;  // ranks per core on the most loaded host, at least 1
+};
+
+}  // namespace hostccl

@@ -1,0 +1,103 @@
+#include "algorithms/cost_model/cost_params.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+namespace hostccl {
+
+const char* linkClassName(LinkClass c) {
+    switch (c) {
+        case LinkClass::Shm: return "shm";
+        case LinkClass::Tcp: return "tcp";
+        case LinkClass::Rdma: return "rdma";
+    }
+    return "?";
+}
+
+// Typical of a small x86 VM: shared-memory rings at a few GB/s, TCP over a virtual
+// link at about 1 GB/s with tens of microseconds per message.
+CostParams CostParams::defaults() {
+    CostParams p;
+    p.of(LinkClass::Shm) = LinkCost{2e-6, 1.0 / 4e9};
+    p.of(LinkClass::Tcp) = LinkCost{25e-6, 1.0 / 1e9};
+    p.of(LinkClass::Rdma) = LinkCost{5e-6, 1.0 / 3e9};
+    p.gamma = 1.0 / 4e9;
+    p.copyBeta = 1.0 / 5e9;
+    p.linkSource = {"default", "default", "default"};
+    return p;
+}
+
+std::string CostParams::summary() const {
+    std::string out;
+    for (size_t c = 0; c < kLinkClasses; ++c)
+        out += fmt::format("{} alpha {:.2f}us beta {:.3f}GB/s ({}), ", linkClassName(LinkClass(c)), link[c].alpha * 1e6,
+                           1e-9 / link[c].beta, linkSource[c]);
+    out += fmt::format("reduce {:.2f}GB/s ({}), copy {:.2f}GB/s ({})", 1e-9 / gamma, gammaSource, 1e-9 / copyBeta,
+                       copySource);
+    if (probeMs > 0) out += fmt::format(", probe {:.1f}ms", probeMs);
+    return out;
+}
+
+namespace {
+// "<number><unit>" with exactly `unit` after the number; the number must be > 0.
+bool number(const std::string& s, const char* unit, double* out) {
+    const char* begin = s.c_str();
+    char* end = nullptr;
+    const double v = std::strtod(begin, &end);
+    if (end == begin || std::strcmp(end, unit) != 0 || !(v > 0) || v > 1e12) return false;
+    *out = v;
+    return true;
+}
+
+bool setting(const std::string& item, CostParams* p, std::string* why) {
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    double a = 0, bw = 0;
+    if (key == "reduce" || key == "copy") {
+        if (!number(value, "GBps", &bw)) {
+            *why = fmt::format("'{}': expected {}=<bandwidth>GBps", item, key);
+            return false;
+        }
+        (key == "reduce" ? p->gamma : p->copyBeta) = 1e-9 / bw;
+        (key == "reduce" ? p->gammaSource : p->copySource) = "config";
+        return true;
+    }
+    for (size_t c = 0; c < kLinkClasses; ++c) {
+        if (key != linkClassName(LinkClass(c))) continue;
+        const size_t slash = value.find('/');
+        if (slash == std::string::npos || !number(value.substr(0, slash), "us", &a) ||
+            !number(value.substr(slash + 1), "GBps", &bw)) {
+            *why = fmt::format("'{}': expected {}=<alpha>us/<bandwidth>GBps", item, key);
+            return false;
+        }
+        p->link[c] = LinkCost{a * 1e-6, 1e-9 / bw};
+        p->linkSource[c] = "config";
+        return true;
+    }
+    *why = fmt::format("'{}': unknown setting (shm, tcp, rdma, reduce, copy)", item);
+    return false;
+}
+}  // namespace
+
+bool applyCostConfig(const std::string& text, CostParams* out, std::string* why) {
+    std::string spaced = text;
+    for (char& c : spaced) c = c == ',' ? ' ' : c;
+    std::istringstream in(spaced);
+    CostParams p = *out;
+    std::string item;
+    while (in >> item)
+        if (!setting(item, &p, why)) return false;
+    *out = p;
+    return true;
+}
+
+bool fullyConfigured(const CostParams& p, bool needTcp) {
+    auto configured = [](const char* s) { return std::strcmp(s, "config") == 0; };
+    return configured(p.linkSource[size_t(LinkClass::Shm)]) && configured(p.gammaSource) &&
+           configured(p.copySource) && (!needTcp || configured(p.linkSource[size_t(LinkClass::Tcp)]));
+}
+
+}  // namespace hostccl

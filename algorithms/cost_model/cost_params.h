@@ -1,0 +1,48 @@
+// The numbers the cost model runs on (Hockney's alpha-beta model plus a reduction
+// term, as in Thakur, Rabenseifner & Gropp): per link class a start-up time alpha
+// and a time per byte beta, and per host the time per byte to reduce (gamma) and to
+// copy. They come from the init probe (probe.h), from HOSTCCL_COST_MODEL, or, when
+// neither has them, from defaults typical of this kind of machine.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace hostccl {
+
+enum class LinkClass : uint8_t { Shm, Tcp, Rdma };
+constexpr size_t kLinkClasses = 3;
+const char* linkClassName(LinkClass c);
+
+struct LinkCost {
+    double alpha = 0;  // seconds per message
+    double beta = 0;   // seconds per byte
+};
+
+struct CostParams {
+    std::array<LinkCost, kLinkClasses> link{};
+    double gamma = 0;      // seconds per byte reduced (fp32 sum, one core)
+    double copyBeta = 0;   // seconds per byte copied within a host (one core)
+    std::array<const char*, kLinkClasses> linkSource{};  // "probe", "config" or "default"
+    const char* gammaSource = "default";
+    const char* copySource = "default";
+    double probeMs = 0;    // how long the init probe took (0: no probe)
+
+    LinkCost& of(LinkClass c) { return link[size_t(c)]; }
+    const LinkCost& of(LinkClass c) const { return link[size_t(c)]; }
+    static CostParams defaults();
+    // "shm alpha=2.1us beta=6.0GB/s, tcp ..., reduce 4.0GB/s (probe), ..." for logs.
+    std::string summary() const;
+};
+
+// HOSTCCL_COST_MODEL: space- or comma-separated settings, each overriding one number:
+//   shm=<alpha>us/<bandwidth>GBps   tcp=...   rdma=...   reduce=<bandwidth>GBps   copy=<bandwidth>GBps
+// for example "shm=1.5us/6GBps tcp=30us/0.12GBps reduce=4GBps". False and `why` on a
+// malformed text; `out` is changed only on success.
+bool applyCostConfig(const std::string& text, CostParams* out, std::string* why);
+
+// Whether `p` leaves nothing for the probe to measure.
+bool fullyConfigured(const CostParams& p, bool needTcp);
+
+}  // namespace hostccl

@@ -1,0 +1,134 @@
+#include "algorithms/cost_model/probe.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "algorithms/halving_doubling/recursive_doubling.h"
+#include "common/reduce.h"
+
+namespace hostccl {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+constexpr size_t kLargeBytes = 256 * 1024;
+constexpr int kSmallRuns = 5, kLargeRuns = 3, kKernelRuns = 3;
+
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// The ring shift of `bytes`: the best of `runs` timings (seconds).
+HcclResult timeShift(Context& ctx, const char* out, char* in, size_t bytes, int runs, double* best) {
+    const uint32_t next = (ctx.rank() + 1) % ctx.size(), prev = (ctx.rank() + ctx.size() - 1) % ctx.size();
+    *best = 1e9;
+    for (int i = 0; i < runs; ++i) {
+        const auto t0 = Clock::now();
+        ctx.send(next, out, bytes);
+        ctx.recv(prev, in, bytes);
+        HOSTCCL_CHECK(ctx.waitAll());
+        *best = std::min(*best, seconds(t0, Clock::now()));
+    }
+    return HCCL_SUCCESS;
+}
+
+// Seconds per byte of `kernel` over a buffer of `bytes`, best of a few runs.
+template <typename Kernel>
+double timeKernel(size_t bytes, Kernel kernel) {
+    double best = 1e9;
+    for (int i = 0; i < kKernelRuns; ++i) {
+        const auto t0 = Clock::now();
+        kernel();
+        best = std::min(best, seconds(t0, Clock::now()));
+    }
+    return best / bytes;
+}
+
+// What one rank measured, in integers so that summing over ranks is exact.
+struct Sample {
+    enum : size_t { kAlpha, kBeta, kCount, kPerClass };
+    enum : size_t { kGamma = kPerClass * kLinkClasses, kCopy, kKernelCount, kSize };
+    std::vector<int64_t> v = std::vector<int64_t>(kSize, 0);
+    static int64_t nanos(double s) { return static_cast<int64_t>(s * 1e9); }
+    static int64_t femtos(double s) { return static_cast<int64_t>(s * 1e15); }
+};
+
+LinkClass classOfLink(const transport::Link* l) {
+    return std::strcmp(l->kind(), "shm") == 0 ? LinkClass::Shm : LinkClass::Tcp;
+}
+
+HcclResult measureLinks(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, Sample* s) {
+    CollArgs shift;
+    shift.type = CollType::Barrier;  // tags only: the probe runs before any user op, at sequence 0
+    Context ctx(view, shift, deadline, aborted);
+    std::vector<char> out(kLargeBytes, 1), in(kLargeBytes);
+    double small = 0, large = 0, ignored = 0;
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, 1, &ignored));  // warm up
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, kSmallRuns, &small));
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, kLargeRuns, &large));
+    const uint32_t next = (view.rank + 1) % view.size, prev = (view.rank + view.size - 1) % view.size;
+    const LinkClass c = std::max(classOfLink(view.links[next]), classOfLink(view.links[prev]));
+    const size_t base = size_t(c) * Sample::kPerClass;
+    s->v[base + Sample::kAlpha] = Sample::nanos(small);
+    s->v[base + Sample::kBeta] = Sample::femtos(std::max(large - small, 1e-9) / kLargeBytes);
+    s->v[base + Sample::kCount] = 1;
+    return HCCL_SUCCESS;
+}
+
+void measureKernels(Sample* s) {
+    const size_t count = kLargeBytes / sizeof(float);
+    std::vector<float> a(count, 1.0f), b(count, 2.0f), c(count);
+    ReduceFn sum = reduceFunction(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM);
+    s->v[Sample::kGamma] = Sample::femtos(timeKernel(kLargeBytes, [&] { sum(c.data(), a.data(), b.data(), count); }));
+    s->v[Sample::kCopy] = Sample::femtos(timeKernel(kLargeBytes, [&] { std::memcpy(c.data(), a.data(), kLargeBytes); }));
+    s->v[Sample::kKernelCount] = 1;
+}
+
+HcclResult sumOverRanks(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, Sample* s) {
+    CollArgs sum;
+    sum.type = CollType::AllReduce;
+    sum.dtype = HCCL_DATA_TYPE_INT64;
+    sum.op = HCCL_REDUCE_SUM;
+    sum.count = s->v.size();
+    sum.sendBuf = s->v.data();
+    sum.recvBuf = s->v.data();
+    Context ctx(view, sum, deadline, aborted);
+    return RecursiveDoublingAllReduce().run(ctx);
+}
+
+void apply(const Sample& total, CostParams* p) {
+    for (size_t c = 0; c < kLinkClasses; ++c) {
+        const int64_t* v = &total.v[c * Sample::kPerClass];
+        if (v[Sample::kCount] == 0 || std::strcmp(p->linkSource[c], "config") == 0) continue;
+        p->link[c] = LinkCost{v[Sample::kAlpha] * 1e-9 / v[Sample::kCount],
+                              std::max<int64_t>(v[Sample::kBeta], 1) * 1e-15 / v[Sample::kCount]};
+        p->linkSource[c] = "probe";
+    }
+    const int64_t k = total.v[Sample::kKernelCount];
+    if (k == 0) return;
+    if (std::strcmp(p->gammaSource, "config") != 0) {
+        p->gamma = std::max<int64_t>(total.v[Sample::kGamma], 1) * 1e-15 / k;
+        p->gammaSource = "probe";
+    }
+    if (std::strcmp(p->copySource, "config") != 0) {
+        p->copyBeta = std::max<int64_t>(total.v[Sample::kCopy], 1) * 1e-15 / k;
+        p->copySource = "probe";
+    }
+}
+}  // namespace
+
+HcclResult probeCosts(const CommView& comm, Deadline deadline, const std::atomic<bool>* aborted, CostParams* params) {
+    if (comm.size < 2) return HCCL_SUCCESS;
+    const auto start = Clock::now();
+    CommView view = comm;
+    view.tracer = nullptr;  // the probe is not the user's work
+    view.seq = 0;
+    Sample s;
+    HOSTCCL_CHECK(measureLinks(view, deadline, aborted, &s));
+    measureKernels(&s);
+    HOSTCCL_CHECK(sumOverRanks(view, deadline, aborted, &s));
+    apply(s, params);
+    params->probeMs = seconds(start, Clock::now()) * 1e3;
+    return HCCL_SUCCESS;
+}
+
+}  // namespace hostccl

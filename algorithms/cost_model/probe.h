@@ -1,0 +1,24 @@
+// The init probe: a few bounded exchanges that measure the cost parameters on the
+// links this communicator really has, so the selector's model fits this machine
+// (crowded cores, a shaped network) rather than a guess.
+//
+// Every rank shifts messages round the ring (send to the next rank, receive from the
+// previous, all at once, as ring steps do): tiny messages give alpha, 256 KiB ones
+// beta, for the worst link class this rank touches. Each rank times its reduction
+// and copy kernels alone. The ranks then sum their figures (integer nanoseconds and
+// femtoseconds, so the sum is exact in any order) and every rank divides the same
+// totals: all ranks end with identical parameters, hence identical choices.
+// A class no rank measured keeps the value it had (configuration or default).
+// About 1-10 ms on a 2-core machine; bounded by HCCL_CONNECT_TIMEOUT.
+#pragma once
+
+#include <atomic>
+
+#include "algorithms/context.h"
+#include "algorithms/cost_model/cost_params.h"
+
+namespace hostccl {
+
+HcclResult probeCosts(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, CostParams* params);
+
+}  // namespace hostccl

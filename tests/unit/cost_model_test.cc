@@ -1,0 +1,118 @@
+// The cost model on fixed numbers: HOSTCCL_COST_MODEL parsing, the textbook
+// formulas it must reproduce, and the choices that follow from them.
+#include <gtest/gtest.h>
+
+#include "algorithms/cost_model/cost_model.h"
+#include "algorithms/halving_doubling/rabenseifner.h"
+#include "algorithms/halving_doubling/recursive_doubling.h"
+#include "algorithms/hierarchical/hierarchical_allreduce.h"
+#include "algorithms/ring/ring_algorithms.h"
+
+namespace hostccl {
+namespace {
+
+CostParams fixedParams() {
+    CostParams p = CostParams::defaults();
+    std::string why;
+    EXPECT_TRUE(applyCostConfig("shm=2us/4GBps tcp=30us/0.125GBps reduce=8GBps copy=8GBps", &p, &why)) << why;
+    return p;
+}
+
+// `hosts` hosts of `perHost` ranks, numbered host by host; 8 cores each (no crowding).
+CostModel model(uint32_t hosts, uint32_t perHost) {
+    std::vector<uint32_t> nodeOf;
+    for (uint32_t h = 0; h < hosts; ++h)
+        for (uint32_t i = 0; i < perHost; ++i) nodeOf.push_back(h);
+    return CostModel(fixedParams(), nodeOf, std::vector<uint32_t>(hosts, 8), false);
+}
+
+TEST(CostConfig, ParsesEveryKindOfSetting) {
+    CostParams p = fixedParams();
+    EXPECT_DOUBLE_EQ(p.of(LinkClass::Shm).alpha, 2e-6);
+    EXPECT_DOUBLE_EQ(p.of(LinkClass::Shm).beta, 1e-9 / 4);
+    EXPECT_DOUBLE_EQ(p.of(LinkClass::Tcp).beta, 1e-9 / 0.125);
+    EXPECT_DOUBLE_EQ(p.gamma, 1e-9 / 8);
+    EXPECT_STREQ(p.linkSource[size_t(LinkClass::Tcp)], "config");
+    EXPECT_STREQ(p.linkSource[size_t(LinkClass::Rdma)], "default");
+    EXPECT_TRUE(fullyConfigured(p, true));
+    CostParams partial = CostParams::defaults();
+    std::string why;
+    ASSERT_TRUE(applyCostConfig("tcp=10us/1GBps,reduce=2GBps", &partial, &why)) << why;
+    EXPECT_FALSE(fullyConfigured(partial, false));
+}
+
+TEST(CostConfig, RejectsMalformedTextAndChangesNothing) {
+    for (const char* bad : {"shm=2us", "shm=2ms/4GBps", "shm=-1us/4GBps", "tcp=1us/0GBps", "disk=1us/1GBps",
+                            "reduce=4", "copy=fastGBps", "shm"}) {
+        CostParams p = CostParams::defaults();
+        std::string why;
+        EXPECT_FALSE(applyCostConfig(bad, &p, &why)) << bad;
+        EXPECT_NE(why.find('\''), std::string::npos) << "the reason quotes the bad part: " << why;
+        EXPECT_DOUBLE_EQ(p.of(LinkClass::Shm).alpha, CostParams::defaults().of(LinkClass::Shm).alpha);
+        EXPECT_STREQ(p.linkSource[0], "default");
+    }
+}
+
+// Ring allreduce on one host of p ranks: 2(p-1) steps of alpha + n/p beta, and
+// (p-1)/p n reduced.
+TEST(CostModel, RingMatchesTheTextbookFormula) {
+    const CostModel m = model(1, 4);
+    const Linear c = RingAllReduce().cost(m);
+    EXPECT_DOUBLE_EQ(c.fixed, 6 * 2e-6);
+    EXPECT_NEAR(c.perByte, 6.0 / 4 * 1e-9 / 4 + 3.0 / 4 * 1e-9 / 8, 1e-18);
+}
+
+// Recursive doubling with 8 ranks: lg 8 = 3 whole-vector exchanges, each reduced;
+// with 6 ranks the fold adds a hand-over and a return of the whole vector.
+TEST(CostModel, RecursiveDoublingCountsTheFold) {
+    const Linear eight = RecursiveDoublingAllReduce().cost(model(1, 8));
+    EXPECT_DOUBLE_EQ(eight.fixed, 3 * 2e-6);
+    EXPECT_NEAR(eight.perByte, 3 * (1e-9 / 4 + 1e-9 / 8), 1e-18);
+    const Linear six = RecursiveDoublingAllReduce().cost(model(1, 6));
+    EXPECT_DOUBLE_EQ(six.fixed, (2 + 2) * 2e-6);
+}
+
+// Small vectors: recursive doubling's lg p start-ups beat the ring's 2(p-1); large
+// ones: Rabenseifner and the ring move 2(p-1)/p of the vector, doubling lg p times it.
+TEST(CostModel, LatencyAndBandwidthRegimesOrderTheAlgorithms) {
+    const CostModel m = model(1, 8);
+    const double small = 64, large = 64 << 20;
+    EXPECT_LT(RecursiveDoublingAllReduce().cost(m).at(small), RingAllReduce().cost(m).at(small));
+    EXPECT_LT(RecursiveDoublingAllReduce().cost(m).at(small), RabenseifnerAllReduce().cost(m).at(small));
+    EXPECT_LT(RingAllReduce().cost(m).at(large), RecursiveDoublingAllReduce().cost(m).at(large));
+    EXPECT_LT(RabenseifnerAllReduce().cost(m).at(large), RecursiveDoublingAllReduce().cost(m).at(large));
+}
+
+// Two hosts of four over a slow link: the flat ring pushes 2(p-1)/p = 1.75 vectors
+// through each direction of the link, the hierarchical algorithm 2(N-1)/N = 1 (plus
+// its in-host ring passes on a quarter of the vector each, and the reductions).
+TEST(CostModel, HierarchicalCrossesTheSlowLinkLess) {
+    const CostModel m = model(2, 4);
+    const double tcpBeta = 1e-9 / 0.125, shmBeta = 1e-9 / 4, gamma = 1e-9 / 8;
+    EXPECT_NEAR(RingAllReduce().cost(m).perByte, 1.75 * tcpBeta + 7.0 / 8 * gamma, 1e-18);
+    EXPECT_NEAR(HierarchicalAllReduce().cost(m).perByte,
+                1.0 * tcpBeta + 2 * 3 * shmBeta / 4 + 3.0 / 4 * gamma + 1.0 / 8 * gamma, 1e-18);
+    EXPECT_LT(HierarchicalAllReduce().cost(m).at(64 << 20), RingAllReduce().cost(m).at(64 << 20));
+}
+
+// Ranks interleaved over the hosts: every ring hop crosses, four per host share its link.
+TEST(CostModel, RanksSharingAHostLinkDivideItsBandwidth) {
+    const CostModel m(fixedParams(), {0, 1, 0, 1, 0, 1, 0, 1}, {8, 8}, false);
+    const Linear one = m.step([](uint32_t r) { return (r + 1) % 8; }, 1.0);
+    EXPECT_DOUBLE_EQ(one.perByte, 4 * 1e-9 / 0.125);
+    EXPECT_DOUBLE_EQ(one.fixed, 30e-6);
+}
+
+// More ranks than cores: the probe measured with every rank busy, so a step that
+// keeps only half of them busy is cheaper per byte.
+TEST(CostModel, CrowdedHostsScaleWithTheBusyRanks) {
+    const CostModel m(fixedParams(), std::vector<uint32_t>(8, 0), {2}, false);
+    const Linear all = m.step([](uint32_t r) { return r ^ 1u; }, 1.0);
+    const Linear half = m.step([](uint32_t r) { return r < 4 ? r ^ 1u : CostModel::kNone; }, 1.0);
+    EXPECT_DOUBLE_EQ(all.perByte, 1e-9 / 4);
+    EXPECT_DOUBLE_EQ(half.perByte, 0.5 * 1e-9 / 4);
+    EXPECT_DOUBLE_EQ(m.reduce(1.0).perByte, 4 * 1e-9 / 8);
+}
+
+}  // namespace
+}  // namespace hostccl
