@@ -41,6 +41,24 @@ Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, 
     receivedFrom_.assign(comm.size, 0);
 }
 
+uint64_t Context::opBytes() const {
+    auto sum = [](const std::vector<uint64_t>& v) {
+        uint64_t s = 0;
+        for (uint64_t x : v) s += x;
+        return s;
+    };
+    switch (args_.type) {
+        case CollType::AllGather:
+        case CollType::AllGatherV: return sum(args_.recvCounts) * elemSize_;
+        case CollType::ReduceScatter:
+        case CollType::ReduceScatterV:
+        case CollType::AlltoAll:
+        case CollType::AlltoAllV:
+        case CollType::AlltoAllVC: return sum(args_.sendCounts) * elemSize_;
+        default: return args_.count * elemSize_;
+    }
+}
+
 ErrorSite Context::site() const {
     ErrorSite s;
     s.comm = comm_.name;

@@ -56,6 +56,9 @@ public:
     uint32_t nodeOf(uint32_t rank) const { return comm_.nodeOf[rank]; }
     uint32_t nodes() const { return comm_.nodes; }
     SelectorCosts* costs() const { return comm_.costs.get(); }
+    // The bytes the op moves per rank (gathered collectives: the whole result;
+    // scattered ones: the whole input), which is what decides between algorithms.
+    uint64_t opBytes() const;
     const std::string& commName() const { return comm_.name; }
     // The family HCCL_ALGO asks for this op (Auto: the selector decides).
     AlgoFamily forcedFamily() const { return comm_.algoOverride.forOp(algoOpOf(args_.type)); }

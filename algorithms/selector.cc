@@ -7,9 +7,11 @@
 #include <unordered_map>
 
 #include "algorithms/bruck/bruck_allgather.h"
+#include "algorithms/bruck/bruck_alltoall.h"
 #include "algorithms/direct/direct_algorithms.h"
 #include "algorithms/dissemination/barrier.h"
 #include "algorithms/halving_doubling/halving_doubling_gathers.h"
+#include "algorithms/halving_doubling/halving_doubling_reduce.h"
 #include "algorithms/halving_doubling/phases.h"
 #include "algorithms/halving_doubling/rabenseifner.h"
 #include "algorithms/halving_doubling/scatter_allgather_broadcast.h"
@@ -34,6 +36,8 @@ struct Algorithms {
     HalvingReduceScatter halvingReduceScatter;
     DoublingAllGather doublingAllGather;
     BruckAllGather bruckAllGather;
+    BruckAlltoAll bruckAlltoAll;
+    HalvingDoublingReduce halvingDoublingReduce;
     ScatterAllGatherBroadcast scatterAllGatherBroadcast;
     HierarchicalAllReduce hierarchicalAllReduce;
     HierarchicalAllGather hierarchicalAllGather;
@@ -58,27 +62,6 @@ struct Algorithms {
 const Algorithms& all() {
     static const Algorithms* a = new Algorithms;  // streams may run ops during exit
     return *a;
-}
-
-uint64_t sum(const std::vector<uint64_t>& v) {
-    uint64_t s = 0;
-    for (uint64_t x : v) s += x;
-    return s;
-}
-
-// The bytes the op moves per rank, which is what decides between algorithms.
-uint64_t opBytes(const Context& ctx) {
-    const CollArgs& a = ctx.args();
-    switch (a.type) {
-        case CollType::AllGather:
-        case CollType::AllGatherV: return sum(a.recvCounts) * ctx.elemSize();
-        case CollType::ReduceScatter:
-        case CollType::ReduceScatterV:
-        case CollType::AlltoAll:
-        case CollType::AlltoAllV:
-        case CollType::AlltoAllVC: return sum(a.sendCounts) * ctx.elemSize();
-        default: return a.count * ctx.elemSize();
-    }
 }
 
 // The direct algorithm for the op (ranks sharing one host), if there is one.
@@ -109,6 +92,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
         case AlgoFamily::HalvingDoubling:
             if (op == AlgoOp::AllReduce) return &a.rabenseifner;
             if (op == AlgoOp::Broadcast) return &a.scatterAllGatherBroadcast;
+            if (op == AlgoOp::Reduce) return &a.halvingDoublingReduce;
             if (op == AlgoOp::AllGather && packedInRankOrder(layoutFrom(ctx.args().recvCounts, ctx.args().recvDispls)))
                 return &a.doublingAllGather;
             if (op == AlgoOp::ReduceScatter &&
@@ -120,7 +104,9 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             if (op == AlgoOp::AllGather) return &a.hierarchicalAllGather;
             if (op == AlgoOp::ReduceScatter) return &a.hierarchicalReduceScatter;
             return op == AlgoOp::Broadcast ? &a.hierarchicalBroadcast : nullptr;
-        case AlgoFamily::Bruck: return ctx.args().type == CollType::AllGather ? &a.bruckAllGather : nullptr;
+        case AlgoFamily::Bruck:
+            if (ctx.args().type == CollType::AllGather) return &a.bruckAllGather;
+            return ctx.args().type == CollType::AlltoAll ? &a.bruckAlltoAll : nullptr;
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
         case AlgoFamily::Direct: return ctx.sharedMemoryMesh() ? directFor(ctx.args().type) : nullptr;
         case AlgoFamily::RecursiveDoubling: return op == AlgoOp::AllReduce ? &a.recursiveDoubling : nullptr;
@@ -156,7 +142,10 @@ bool packedRecv(const Context& ctx) {
 bool packedSend(const Context& ctx) {
     return packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls));
 }
-bool equalBlocks(const Context& ctx) { return ctx.args().type == CollType::AllGather; }
+// The plain forms, whose blocks are all the same size.
+bool equalBlocks(const Context& ctx) {
+    return ctx.args().type == CollType::AllGather || ctx.args().type == CollType::AlltoAll;
+}
 
 // HOSTCCL_DIRECT_MIN_BYTES: unset, the model decides; -1, never; else from that size on.
 int64_t directMinBytes() {
@@ -182,8 +171,10 @@ std::vector<Candidate> candidatesFor(AlgoOp op) {
         case AlgoOp::Broadcast:
             return {{&a.binomialBroadcast, always}, {&a.scatterAllGatherBroadcast, always},
                     {&a.hierarchicalBroadcast, severalHosts}, {&a.directBroadcast, directUsable}};
-        case AlgoOp::Reduce: return {{&a.binomialReduce, always}, {&a.directReduce, directUsable}};
-        case AlgoOp::AlltoAll: return {{&a.pairwiseAlltoAll, always}, {&a.directAlltoAll, directUsable}};
+        case AlgoOp::Reduce:
+            return {{&a.binomialReduce, always}, {&a.halvingDoublingReduce, always}, {&a.directReduce, directUsable}};
+        case AlgoOp::AlltoAll:
+            return {{&a.pairwiseAlltoAll, always}, {&a.bruckAlltoAll, equalBlocks}, {&a.directAlltoAll, directUsable}};
         default: return {};
     }
 }
@@ -232,7 +223,7 @@ const Algorithm& adaptive(const Context& ctx) {
     const AlgoOp op = algoOpOf(ctx.args().type);
     const std::vector<Candidate> cands = candidatesFor(op);
     if (cands.empty()) return soleAlgorithm(ctx.args().type);
-    const uint64_t bytes = opBytes(ctx);
+    const uint64_t bytes = ctx.opBytes();
     if (directMinBytes() >= 0 && ctx.sharedMemoryMesh() && bytes >= uint64_t(directMinBytes()))
         return *cands.back().algo;  // the direct one closes every list
     const Algorithm* best = nullptr;
@@ -251,7 +242,7 @@ const Algorithm& adaptive(const Context& ctx) {
 }  // namespace
 
 std::string explainSelection(const Context& ctx) {
-    const uint64_t bytes = opBytes(ctx);
+    const uint64_t bytes = ctx.opBytes();
     const Algorithm& chosen = selectAlgorithm(ctx);
     std::string out = fmt::format("[hostccl] explain: comm {} {} {} B over {} ranks on {} host(s):\n", ctx.commName(),
                                   collName(ctx.args().type), bytes, ctx.size(), ctx.nodes());
@@ -281,7 +272,7 @@ const Algorithm& selectAlgorithm(const Context& ctx) {
 void explainIfAsked(const Context& ctx) {
     static const bool enabled = env::getBool("HOSTCCL_ALGO_EXPLAIN");
     if (!enabled || ctx.rank() != 0 || ctx.costs() == nullptr) return;
-    if (!ctx.costs()->firstExplanation(ctx.args().type, opBytes(ctx))) return;
+    if (!ctx.costs()->firstExplanation(ctx.args().type, ctx.opBytes())) return;
     std::fprintf(stderr, "%s", explainSelection(ctx).c_str());
 }
 

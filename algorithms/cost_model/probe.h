@@ -3,13 +3,15 @@
 // (crowded cores, a shaped network) rather than a guess.
 //
 // Every rank shifts messages round the ring (send to the next rank, receive from the
-// previous, all at once, as ring steps do): tiny messages give alpha, 256 KiB ones
-// beta, for the worst link class this rank touches. Each rank times its reduction
+// previous, all at once, as ring steps do): tiny messages give alpha, 128 KiB ones
+// beta (lower quartiles of a dozen and of four runs), for the worst link class this rank touches. Each rank times its reduction
 // and copy kernels alone. The ranks then sum their figures (integer nanoseconds and
 // femtoseconds, so the sum is exact in any order) and every rank divides the same
 // totals: all ranks end with identical parameters, hence identical choices.
 // A class no rank measured keeps the value it had (configuration or default).
-// About 1-10 ms on a 2-core machine; bounded by HCCL_CONNECT_TIMEOUT.
+// About 2-5 ms on a 2-core machine (more when ranks outnumber cores), counted from
+// the first shift, which waits for the neighbours to finish creating the
+// communicator; bounded by HCCL_CONNECT_TIMEOUT.
 #pragma once
 
 #include <atomic>

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include <unistd.h>
+
 #if defined(__x86_64__)
 #include <emmintrin.h>
 #endif
@@ -48,5 +50,13 @@ void streamCopyFence() { _mm_sfence(); }
 void streamCopy(void* dst, const void* src, size_t bytes) { std::memcpy(dst, src, bytes); }
 void streamCopyFence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 #endif
+
+size_t lastLevelCacheBytes() {
+    for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+        const long v = sysconf(name);
+        if (v > 0) return static_cast<size_t>(v);
+    }
+    return size_t(32) << 20;
+}
 
 }  // namespace hostccl

@@ -14,4 +14,7 @@ void streamCopy(void* dst, const void* src, size_t bytes);
 // are done (a flag, a message), so a reader that sees the flag sees the data.
 void streamCopyFence();
 
+// The last-level cache of this machine in bytes (32 MiB when the system does not say).
+size_t lastLevelCacheBytes();
+
 }  // namespace hostccl

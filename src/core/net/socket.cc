@@ -153,6 +153,7 @@ Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err) {
         if (rc == 1) {
             int flags = fcntl(fd.get(), F_GETFL);
             fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+            setNoDelay(fd.get());  // handshakes are small request-reply exchanges: no Nagle delay
             return fd;
         }
         if (rc < 0 || deadline.expired()) {
@@ -171,6 +172,7 @@ Fd acceptTcp(int listenFd, Deadline deadline, std::string* err) {
         *err = errnoText("accept");
         return Fd();
     }
+    setNoDelay(fd);
     return Fd(fd);
 }
 
