@@ -37,11 +37,11 @@ repeats=3 ranges=("-b 8 -e 8K -f 2 -n 200 -w 50" "-b 2K -e 2M -f 4 -n 20 -w 10" 
 families() {
     case $1 in
         allreduce) echo "ring H-D_R recursive-doubling fullmesh NHR" ;;
-        allgather) echo "ring H-D_R NB fullmesh" ;;
-        reducescatter) echo "ring H-D_R fullmesh" ;;
-        broadcast) echo "binomial H-D_R fullmesh" ;;
-        reduce) echo "binomial fullmesh" ;;
-        alltoall) echo "pairwise fullmesh" ;;
+        allgather) echo "ring H-D_R NB fullmesh NHR" ;;
+        reducescatter) echo "ring H-D_R fullmesh NHR" ;;
+        broadcast) echo "binomial H-D_R fullmesh NHR" ;;
+        reduce) echo "binomial H-D_R fullmesh" ;;
+        alltoall) echo "pairwise NB fullmesh" ;;
     esac
 }
 # Whether a family can run in a configuration (direct needs one host; the
