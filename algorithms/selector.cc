@@ -155,8 +155,14 @@ int64_t directMinBytes() {
 }
 bool directUsable(const Context& ctx) { return ctx.sharedMemoryMesh() && directMinBytes() != -1; }
 
-// The candidates the model weighs for each operator (the first wins ties).
-std::vector<Candidate> candidatesFor(AlgoOp op) {
+// A later candidate must beat the earlier ones by this margin: the model is a few
+// lines per algorithm and cannot see everything (caches, how TCP interleaves two
+// directions on one socket), and the lists put the most robust choices first. On
+// this VM's sweeps (bench/selector_sweep.sh) differences under 5 % were noise.
+constexpr double kMustBeCheaper = 0.95;
+
+// The candidates the model weighs for an operator, most robust first.
+std::vector<Candidate> listCandidates(AlgoOp op) {
     const Algorithms& a = all();
     switch (op) {
         case AlgoOp::AllReduce:
@@ -177,6 +183,16 @@ std::vector<Candidate> candidatesFor(AlgoOp op) {
             return {{&a.pairwiseAlltoAll, always}, {&a.bruckAlltoAll, equalBlocks}, {&a.directAlltoAll, directUsable}};
         default: return {};
     }
+}
+
+// Built once: choosing must not allocate on every call.
+const std::vector<Candidate>& candidatesFor(AlgoOp op) {
+    static const auto* table = [] {
+        auto* t = new std::array<std::vector<Candidate>, kAlgoOps + 1>;
+        for (size_t i = 0; i <= kAlgoOps; ++i) (*t)[i] = listCandidates(AlgoOp(i));
+        return t;
+    }();
+    return (*table)[size_t(op)];
 }
 
 // The algorithm of ops with no alternative.
@@ -221,7 +237,7 @@ namespace {
 // The cheapest usable candidate (direct from HOSTCCL_DIRECT_MIN_BYTES on when set).
 const Algorithm& adaptive(const Context& ctx) {
     const AlgoOp op = algoOpOf(ctx.args().type);
-    const std::vector<Candidate> cands = candidatesFor(op);
+    const std::vector<Candidate>& cands = candidatesFor(op);
     if (cands.empty()) return soleAlgorithm(ctx.args().type);
     const uint64_t bytes = ctx.opBytes();
     if (directMinBytes() >= 0 && ctx.sharedMemoryMesh() && bytes >= uint64_t(directMinBytes()))
@@ -231,7 +247,7 @@ const Algorithm& adaptive(const Context& ctx) {
     for (const Candidate& c : cands) {
         if (!c.usable(ctx) || (c.usable == directUsable && directMinBytes() >= 0)) continue;
         const double t = ctx.costs() ? ctx.costs()->estimate(c.algo, bytes) : 0;
-        if (best == nullptr || t < bestTime) {
+        if (best == nullptr || t < bestTime * kMustBeCheaper) {
             best = c.algo;
             bestTime = t;
         }

@@ -59,10 +59,11 @@ Linear CostModel::reduce(double share) const { return Linear{0, share * params_.
 
 Linear CostModel::copy(double share) const { return Linear{0, share * params_.copyBeta * crowding_}; }
 
-// Each rank posts a message to every peer at once: one start-up time, plus the
-// per-message work of the others, which the crowded cores serialise.
+// Each rank posts a message to every peer at once: measured on one host; otherwise
+// one start-up time plus the per-message work of the others.
 Linear CostModel::allPairsHandshake() const {
     if (ranks() < 2) return {};
+    if (params_.handshake > 0 && nodes() == 1 && !tcpOnly_) return Linear{params_.handshake, 0};
     const LinkClass worst = nodes() > 1 || tcpOnly_ ? LinkClass::Tcp : LinkClass::Shm;
     return Linear{params_.of(worst).alpha * (1 + 0.25 * (ranks() - 2)), 0};
 }

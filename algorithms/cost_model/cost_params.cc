@@ -37,6 +37,7 @@ std::string CostParams::summary() const {
                            1e-9 / link[c].beta, linkSource[c]);
     out += fmt::format("reduce {:.2f}GB/s ({}), copy {:.2f}GB/s ({})", 1e-9 / gamma, gammaSource, 1e-9 / copyBeta,
                        copySource);
+    if (handshake > 0) out += fmt::format(", all-pairs handshake {:.2f}us ({})", handshake * 1e6, handshakeSource);
     if (probeMs > 0) out += fmt::format(", probe {:.1f}ms", probeMs);
     return out;
 }

@@ -24,9 +24,11 @@ struct CostParams {
     std::array<LinkCost, kLinkClasses> link{};
     double gamma = 0;      // seconds per byte reduced (fp32 sum, one core)
     double copyBeta = 0;   // seconds per byte copied within a host (one core)
+    double handshake = 0;  // seconds for every rank of one host to swap a small message with every other (0: from alpha)
     std::array<const char*, kLinkClasses> linkSource{};  // "probe", "config" or "default"
     const char* gammaSource = "default";
     const char* copySource = "default";
+    const char* handshakeSource = "default";
     double probeMs = 0;    // how long the init probe took (0: no probe)
 
     LinkCost& of(LinkClass c) { return link[size_t(c)]; }

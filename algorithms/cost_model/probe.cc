@@ -12,7 +12,10 @@ namespace hostccl {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-constexpr size_t kLargeBytes = 128 * 1024;  // single-copy over shm (>= 64 KiB), quick
+// Beta comes from the difference of two sizes both on the large-message path (shm
+// copies them once, straight from the sender's buffer, after a descriptor round
+// trip that a difference cancels).
+constexpr size_t kMidBytes = 64 * 1024, kLargeBytes = 256 * 1024;
 constexpr int kSmallWarmup = 5, kSmallRuns = 12, kLargeRuns = 4, kKernelRuns = 3;
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
@@ -51,7 +54,7 @@ double timeKernel(size_t bytes, Kernel kernel) {
 // What one rank measured, in integers so that summing over ranks is exact.
 struct Sample {
     enum : size_t { kAlpha, kBeta, kCount, kPerClass };
-    enum : size_t { kGamma = kPerClass * kLinkClasses, kCopy, kKernelCount, kSize };
+    enum : size_t { kGamma = kPerClass * kLinkClasses, kCopy, kKernelCount, kHandshake, kHandshakeCount, kSize };
     std::vector<int64_t> v = std::vector<int64_t>(kSize, 0);
     static int64_t nanos(double s) { return static_cast<int64_t>(s * 1e9); }
     static int64_t femtos(double s) { return static_cast<int64_t>(s * 1e15); }
@@ -69,20 +72,46 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, const std::atom
     shift.type = CollType::Barrier;  // tags only: the probe runs before any user op, at sequence 0
     Context ctx(view, shift, deadline, aborted);
     std::vector<char> out(kLargeBytes, 1), in(kLargeBytes);
-    double small = 0, large = 0, ignored = 0;
+    double small = 0, mid = 0, large = 0, ignored = 0;
     // Warm up: the first messages after connecting find peers asleep and pages unmapped.
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, 1, &ignored));
     *synced = Clock::now();
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, 1, &ignored));
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, kSmallWarmup, &ignored));
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, kSmallRuns, &small));
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kMidBytes, kLargeRuns, &mid));
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, kLargeRuns, &large));
     const uint32_t next = (view.rank + 1) % view.size, prev = (view.rank + view.size - 1) % view.size;
     const LinkClass c = std::max(classOfLink(view.links[next]), classOfLink(view.links[prev]));
     const size_t base = size_t(c) * Sample::kPerClass;
     s->v[base + Sample::kAlpha] = Sample::nanos(small);
-    s->v[base + Sample::kBeta] = Sample::femtos(std::max(large - small, 1e-9) / kLargeBytes);
+    s->v[base + Sample::kBeta] = Sample::femtos(std::max(large - mid, 1e-9) / (kLargeBytes - kMidBytes));
     s->v[base + Sample::kCount] = 1;
+    return HCCL_SUCCESS;
+}
+
+// On one host (where the direct algorithms may run): every rank posts a small
+// message to every other and waits for all of theirs, as their handshake does.
+HcclResult measureHandshake(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, Sample* s) {
+    if (view.nodes != 1) return HCCL_SUCCESS;  // decided the same way on every rank
+    CollArgs exchange;
+    exchange.type = CollType::Barrier;
+    Context ctx(view, exchange, deadline, aborted);
+    std::vector<char> out(64, 1), in(64 * size_t(view.size));
+    std::vector<double> t;
+    for (int i = 0; i < kSmallRuns; ++i) {
+        const auto t0 = Clock::now();
+        for (uint32_t p = 0; p < view.size; ++p) {
+            if (p == view.rank) continue;
+            ctx.send(p, out.data(), out.size());
+            ctx.recv(p, in.data() + 64 * size_t(p), 64);
+        }
+        HOSTCCL_CHECK(ctx.waitAll());
+        t.push_back(seconds(t0, Clock::now()));
+    }
+    std::nth_element(t.begin(), t.begin() + t.size() / 4, t.end());
+    s->v[Sample::kHandshake] = Sample::nanos(t[t.size() / 4]);
+    s->v[Sample::kHandshakeCount] = 1;
     return HCCL_SUCCESS;
 }
 
@@ -115,6 +144,10 @@ void apply(const Sample& total, CostParams* p) {
                               std::max<int64_t>(v[Sample::kBeta], 1) * 1e-15 / v[Sample::kCount]};
         p->linkSource[c] = "probe";
     }
+    if (const int64_t h = total.v[Sample::kHandshakeCount]; h > 0) {
+        p->handshake = total.v[Sample::kHandshake] * 1e-9 / h;
+        p->handshakeSource = "probe";
+    }
     const int64_t k = total.v[Sample::kKernelCount];
     if (k == 0) return;
     if (std::strcmp(p->gammaSource, "config") != 0) {
@@ -136,6 +169,7 @@ HcclResult probeCosts(const CommView& comm, Deadline deadline, const std::atomic
     view.seq = 0;
     Sample s;
     HOSTCCL_CHECK(measureLinks(view, deadline, aborted, &s, &start));
+    HOSTCCL_CHECK(measureHandshake(view, deadline, aborted, &s));
     measureKernels(&s);
     HOSTCCL_CHECK(sumOverRanks(view, deadline, aborted, &s));
     apply(s, params);

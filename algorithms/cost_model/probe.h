@@ -3,8 +3,10 @@
 // (crowded cores, a shaped network) rather than a guess.
 //
 // Every rank shifts messages round the ring (send to the next rank, receive from the
-// previous, all at once, as ring steps do): tiny messages give alpha, 128 KiB ones
-// beta (lower quartiles of a dozen and of four runs), for the worst link class this rank touches. Each rank times its reduction
+// previous, all at once, as ring steps do): tiny messages give alpha, the difference
+// between 64 KiB and 256 KiB ones beta (lower quartiles of a dozen and of four runs),
+// for the worst link class this rank touches; on one host, an all-pairs exchange
+// of small messages gives the direct algorithms' handshake. Each rank times its reduction
 // and copy kernels alone. The ranks then sum their figures (integer nanoseconds and
 // femtoseconds, so the sum is exact in any order) and every rank divides the same
 // totals: all ranks end with identical parameters, hence identical choices.
