@@ -15,6 +15,10 @@ CostModel::CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std
     std::vector<uint32_t> all(nodes);
     for (uint32_t n = 0; n < nodes; ++n) all[n] = static_cast<uint32_t>(ranksOf_[n].size());
     crowding_ = cpuShare(all);
+    // Ranks outnumbering cores wait for the scheduler at every step.
+    if (crowding_ > 1)
+        for (LinkCost& l : params_.link)
+            if (l.alphaBusy > 0) l.alpha = l.alphaBusy;
 }
 
 LinkClass CostModel::classOf(uint32_t a, uint32_t b) const {

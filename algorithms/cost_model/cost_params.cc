@@ -33,7 +33,8 @@ CostParams CostParams::defaults() {
 std::string CostParams::summary() const {
     std::string out;
     for (size_t c = 0; c < kLinkClasses; ++c)
-        out += fmt::format("{} alpha {:.2f}us beta {:.3f}GB/s ({}), ", linkClassName(LinkClass(c)), link[c].alpha * 1e6,
+        out += fmt::format("{} alpha {:.2f}us{} beta {:.3f}GB/s ({}), ", linkClassName(LinkClass(c)), link[c].alpha * 1e6,
+                           link[c].alphaBusy > 0 ? fmt::format(" (crowded {:.2f}us)", link[c].alphaBusy * 1e6) : "",
                            1e-9 / link[c].beta, linkSource[c]);
     out += fmt::format("reduce {:.2f}GB/s ({}), copy {:.2f}GB/s ({})", 1e-9 / gamma, gammaSource, 1e-9 / copyBeta,
                        copySource);

@@ -16,8 +16,9 @@ constexpr size_t kLinkClasses = 3;
 const char* linkClassName(LinkClass c);
 
 struct LinkCost {
-    double alpha = 0;  // seconds per message
-    double beta = 0;   // seconds per byte
+    double alpha = 0;      // seconds per message
+    double beta = 0;       // seconds per byte
+    double alphaBusy = 0;  // per message when ranks outnumber cores (0: alpha)
 };
 
 struct CostParams {

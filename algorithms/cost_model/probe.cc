@@ -20,11 +20,16 @@ constexpr int kSmallWarmup = 5, kSmallRuns = 12, kLargeRuns = 4, kKernelRuns = 3
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// The ring shift of `bytes`: the lower quartile of `runs` timings (seconds). Not the
-// best (with more ranks than cores a lucky run finds every rank on a core) and not
-// the median (right after init every other shift still pays a peer's wake-up, which
-// back-to-back collectives do not).
-HcclResult timeShift(Context& ctx, const char* out, char* in, size_t bytes, int runs, double* quartile) {
+// Timings of a ring shift over `runs` runs: the lower quartile (not the best: with
+// more ranks than cores a lucky run finds every rank on a core; not the median: right
+// after init every other shift still pays a peer's wake-up, which back-to-back
+// collectives do not), and the median, which is what a step costs when ranks
+// outnumber cores and every step waits for the scheduler.
+struct Timing {
+    double quartile = 0, median = 0;
+};
+
+HcclResult timeShift(Context& ctx, const char* out, char* in, size_t bytes, int runs, Timing* timing) {
     const uint32_t next = (ctx.rank() + 1) % ctx.size(), prev = (ctx.rank() + ctx.size() - 1) % ctx.size();
     std::vector<double> t;
     for (int i = 0; i < runs; ++i) {
@@ -34,8 +39,9 @@ HcclResult timeShift(Context& ctx, const char* out, char* in, size_t bytes, int 
         HOSTCCL_CHECK(ctx.waitAll());
         t.push_back(seconds(t0, Clock::now()));
     }
-    std::nth_element(t.begin(), t.begin() + t.size() / 4, t.end());
-    *quartile = t[t.size() / 4];
+    std::sort(t.begin(), t.end());
+    timing->quartile = t[t.size() / 4];
+    timing->median = t[t.size() / 2];
     return HCCL_SUCCESS;
 }
 
@@ -53,7 +59,7 @@ double timeKernel(size_t bytes, Kernel kernel) {
 
 // What one rank measured, in integers so that summing over ranks is exact.
 struct Sample {
-    enum : size_t { kAlpha, kBeta, kCount, kPerClass };
+    enum : size_t { kAlpha, kAlphaBusy, kBeta, kCount, kPerClass };
     enum : size_t { kGamma = kPerClass * kLinkClasses, kCopy, kKernelCount, kHandshake, kHandshakeCount, kSize };
     std::vector<int64_t> v = std::vector<int64_t>(kSize, 0);
     static int64_t nanos(double s) { return static_cast<int64_t>(s * 1e9); }
@@ -72,7 +78,7 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, const std::atom
     shift.type = CollType::Barrier;  // tags only: the probe runs before any user op, at sequence 0
     Context ctx(view, shift, deadline, aborted);
     std::vector<char> out(kLargeBytes, 1), in(kLargeBytes);
-    double small = 0, mid = 0, large = 0, ignored = 0;
+    Timing small, mid, large, ignored;
     // Warm up: the first messages after connecting find peers asleep and pages unmapped.
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, 1, &ignored));
     *synced = Clock::now();
@@ -84,8 +90,10 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, const std::atom
     const uint32_t next = (view.rank + 1) % view.size, prev = (view.rank + view.size - 1) % view.size;
     const LinkClass c = std::max(classOfLink(view.links[next]), classOfLink(view.links[prev]));
     const size_t base = size_t(c) * Sample::kPerClass;
-    s->v[base + Sample::kAlpha] = Sample::nanos(small);
-    s->v[base + Sample::kBeta] = Sample::femtos(std::max(large - mid, 1e-9) / (kLargeBytes - kMidBytes));
+    s->v[base + Sample::kAlpha] = Sample::nanos(small.quartile);
+    s->v[base + Sample::kAlphaBusy] = Sample::nanos(small.median);
+    s->v[base + Sample::kBeta] =
+        Sample::femtos(std::max(large.quartile - mid.quartile, 1e-9) / (kLargeBytes - kMidBytes));
     s->v[base + Sample::kCount] = 1;
     return HCCL_SUCCESS;
 }
@@ -141,7 +149,8 @@ void apply(const Sample& total, CostParams* p) {
         const int64_t* v = &total.v[c * Sample::kPerClass];
         if (v[Sample::kCount] == 0 || std::strcmp(p->linkSource[c], "config") == 0) continue;
         p->link[c] = LinkCost{v[Sample::kAlpha] * 1e-9 / v[Sample::kCount],
-                              std::max<int64_t>(v[Sample::kBeta], 1) * 1e-15 / v[Sample::kCount]};
+                              std::max<int64_t>(v[Sample::kBeta], 1) * 1e-15 / v[Sample::kCount],
+                              v[Sample::kAlphaBusy] * 1e-9 / v[Sample::kCount]};
         p->linkSource[c] = "probe";
     }
     if (const int64_t h = total.v[Sample::kHandshakeCount]; h > 0) {

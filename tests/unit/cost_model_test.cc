@@ -114,5 +114,17 @@ TEST(CostModel, CrowdedHostsScaleWithTheBusyRanks) {
     EXPECT_DOUBLE_EQ(m.reduce(1.0).perByte, 4 * 1e-9 / 8);
 }
 
+// The probe's median start-up applies when ranks outnumber cores (every step waits
+// for the scheduler), its lower quartile otherwise.
+TEST(CostModel, CrowdedHostsUseTheBusyStartUp) {
+    CostParams p = fixedParams();
+    p.of(LinkClass::Shm).alphaBusy = 9e-6;
+    const CostModel roomy(p, std::vector<uint32_t>(4, 0), {4}, false);
+    const CostModel crowded(p, std::vector<uint32_t>(4, 0), {2}, false);
+    auto ring = [](uint32_t r) { return (r + 1) % 4; };
+    EXPECT_DOUBLE_EQ(roomy.step(ring, 1.0).fixed, 2e-6);
+    EXPECT_DOUBLE_EQ(crowded.step(ring, 1.0).fixed, 9e-6);
+}
+
 }  // namespace
 }  // namespace hostccl
