@@ -59,6 +59,13 @@ Linear CostModel::step(const Partner& partner, double share) const {
     return Linear{alpha * (shmBeta > 0 && netBeta == 0 ? cpu : 1.0), share * beta};
 }
 
+Linear CostModel::reducingStep(const Partner& partner, double share) const {
+    Linear s = step(partner, share);
+    if (s.fixed == 0 && s.perByte == 0) return s;  // nobody takes part
+    s.perByte = std::max(s.perByte, reduce(share).perByte);
+    return s;
+}
+
 Linear CostModel::reduce(double share) const { return Linear{0, share * params_.gamma * crowding_}; }
 
 Linear CostModel::copy(double share) const { return Linear{0, share * params_.copyBeta * crowding_}; }

@@ -47,6 +47,9 @@ public:
     // at the slowest beta, where ranks of one host crossing to other hosts share
     // its network link and ranks outnumbering their host's cores share the cores.
     Linear step(const Partner& partner, double share) const;
+    // A step whose receivers reduce each chunk as it arrives: the reduction overlaps
+    // the transfer, so the slower of the two sets the pace.
+    Linear reducingStep(const Partner& partner, double share) const;
     // share * n reduced / copied on every rank at once.
     Linear reduce(double share) const;
     Linear copy(double share) const;

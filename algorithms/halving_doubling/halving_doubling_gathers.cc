@@ -58,9 +58,7 @@ HcclResult DoublingAllGather::run(Context& ctx) const {
 // n: the whole input. The folded rank hands over everything and gets its block back.
 Linear HalvingReduceScatter::cost(const CostModel& model) const {
     const uint32_t n = model.ranks();
-    const bool folds = Fold(n, 0).extra > 0;
-    return model.step(foldPairs(n), 1.0) + model.reduce(folds ? 1.0 : 0.0) + halvingCost(model) +
-           model.step(foldPairs(n), 1.0 / n);
+    return model.reducingStep(foldPairs(n), 1.0) + halvingCost(model) + model.step(foldPairs(n), 1.0 / n);
 }
 
 // n: the whole output. The folded rank sends its block and gets everything back.

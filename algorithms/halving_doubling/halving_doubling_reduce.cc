@@ -64,7 +64,7 @@ HcclResult HalvingDoublingReduce::run(Context& ctx) const {
 // step `mask` moves mask/p2 of the vector.
 Linear HalvingDoublingReduce::cost(const CostModel& model) const {
     const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
-    Linear c = model.step(foldPairs(n), 1.0) + model.reduce(Fold(n, 0).extra > 0 ? 1.0 : 0.0) + halvingCost(model);
+    Linear c = model.reducingStep(foldPairs(n), 1.0) + halvingCost(model);
     for (uint32_t mask = 1; mask < p2; mask <<= 1)
         c += model.step(
             [n, mask](uint32_t r) {

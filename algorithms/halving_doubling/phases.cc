@@ -68,7 +68,7 @@ Linear halvingCost(const CostModel& model) {
     const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
     Linear c;
     for (uint32_t mask = p2 / 2; mask > 0; mask /= 2)
-        c += model.step(acrossBit(n, mask), double(mask) / p2) + model.reduce(double(mask) / p2);
+        c += model.reducingStep(acrossBit(n, mask), double(mask) / p2);
     return c;
 }
 

@@ -24,9 +24,8 @@ HcclResult RabenseifnerAllReduce::run(Context& ctx) const {
 
 // The fold's hand-over and return of the whole vector, then the two phases.
 Linear RabenseifnerAllReduce::cost(const CostModel& model) const {
-    const Linear fold = model.step(foldPairs(model.ranks()), 1.0);
-    return fold + model.reduce(Fold(model.ranks(), 0).extra > 0 ? 1.0 : 0.0) + halvingCost(model) +
-           doublingCost(model) + fold;
+    return model.reducingStep(foldPairs(model.ranks()), 1.0) + halvingCost(model) + doublingCost(model) +
+           model.step(foldPairs(model.ranks()), 1.0);
 }
 
 }  // namespace hostccl

@@ -31,11 +31,11 @@ HcclResult RecursiveDoublingAllReduce::run(Context& ctx) const {
     return foldOut(ctx, fold, buf, bytes);
 }
 
-// Whole-vector exchanges across each bit, each followed by a reduction.
+// Whole-vector exchanges across each bit, each followed by a reduction (of the
+// whole vector, after it has arrived: not overlapped).
 Linear RecursiveDoublingAllReduce::cost(const CostModel& model) const {
     const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
-    const Linear fold = model.step(foldPairs(n), 1.0);
-    Linear c = fold + model.reduce(Fold(n, 0).extra > 0 ? 1.0 : 0.0) + fold;
+    Linear c = model.reducingStep(foldPairs(n), 1.0) + model.step(foldPairs(n), 1.0);
     for (uint32_t mask = 1; mask < p2; mask *= 2) c += model.step(acrossBit(n, mask), 1.0) + model.reduce(1.0);
     return c;
 }

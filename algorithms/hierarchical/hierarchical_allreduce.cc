@@ -64,10 +64,11 @@ Linear HierarchicalAllReduce::cost(const CostModel& model) const {
         const uint32_t q = static_cast<uint32_t>(model.ranksOn(h).size());
         steps = std::max(steps, ((qmax + q - 1) / q) * (q - 1));
     }
-    Linear c = double(2 * steps) * model.step(nextOnHost(model), 1.0 / qmax) + model.reduce(double(steps) / qmax);
+    Linear c = double(steps) * (model.reducingStep(nextOnHost(model), 1.0 / qmax) + model.step(nextOnHost(model), 1.0 / qmax));
     if (hosts < 2) return c;
-    const Linear acrossStep = model.step(counterpartOnNextHost(model), 1.0 / (double(qmax) * hosts));
-    return c + double(owned * 2 * (hosts - 1)) * acrossStep + model.reduce(double(owned) * (hosts - 1) / (qmax * hosts));
+    const double piece = 1.0 / (double(qmax) * hosts);
+    return c + double(owned * (hosts - 1)) * (model.reducingStep(counterpartOnNextHost(model), piece) +
+                                              model.step(counterpartOnNextHost(model), piece));
 }
 
 }  // namespace hostccl

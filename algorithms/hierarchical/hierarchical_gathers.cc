@@ -121,9 +121,8 @@ Linear HierarchicalAllGather::cost(const CostModel& model) const {
 Linear HierarchicalReduceScatter::cost(const CostModel& model) const {
     const uint32_t hosts = model.nodes(), qmax = mostRanksOnAHost(model), rounds = mostRounds(model);
     const double piece = 1.0 / (double(qmax) * hosts);  // of the input vector
-    Linear c = double(rounds * hosts * (qmax - 1)) * (model.step(nextOnHost(model), piece) + model.reduce(piece));
-    if (hosts > 1)
-        c += double(rounds * (hosts - 1)) * (model.step(counterpartOnNextHost(model), piece) + model.reduce(piece));
+    Linear c = double(rounds * hosts * (qmax - 1)) * model.reducingStep(nextOnHost(model), piece);
+    if (hosts > 1) c += double(rounds * (hosts - 1)) * model.reducingStep(counterpartOnNextHost(model), piece);
     return c;
 }
 

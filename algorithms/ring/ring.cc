@@ -64,9 +64,8 @@ HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout
 Linear ringPassCost(const CostModel& model, bool reduces) {
     const uint32_t n = model.ranks();
     if (n < 2) return {};
-    Linear pass = double(n - 1) * model.step([n](uint32_t r) { return (r + 1) % n; }, 1.0 / n);
-    if (reduces) pass += model.reduce(double(n - 1) / n);
-    return pass;
+    auto next = [n](uint32_t r) { return (r + 1) % n; };
+    return double(n - 1) * (reduces ? model.reducingStep(next, 1.0 / n) : model.step(next, 1.0 / n));
 }
 
 }  // namespace hostccl

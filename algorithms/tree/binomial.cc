@@ -64,8 +64,7 @@ Linear treeCost(const CostModel& model, bool reduces) {
     const uint32_t n = model.ranks();
     Linear c;
     for (uint32_t mask = 1; mask < n; mask <<= 1) {
-        c += model.step(binomialChild(n, mask), 1.0);
-        if (reduces) c += model.reduce(1.0);
+        c += reduces ? model.reducingStep(binomialChild(n, mask), 1.0) : model.step(binomialChild(n, mask), 1.0);
     }
     return c;
 }

@@ -53,13 +53,24 @@ TEST(CostConfig, RejectsMalformedTextAndChangesNothing) {
     }
 }
 
-// Ring allreduce on one host of p ranks: 2(p-1) steps of alpha + n/p beta, and
-// (p-1)/p n reduced.
+// Ring allreduce on one host of p ranks: 2(p-1) steps of alpha + n/p beta; the
+// reduction happens as data arrives, so it adds nothing while it keeps up.
 TEST(CostModel, RingMatchesTheTextbookFormula) {
     const CostModel m = model(1, 4);
     const Linear c = RingAllReduce().cost(m);
     EXPECT_DOUBLE_EQ(c.fixed, 6 * 2e-6);
-    EXPECT_NEAR(c.perByte, 6.0 / 4 * 1e-9 / 4 + 3.0 / 4 * 1e-9 / 8, 1e-18);
+    EXPECT_NEAR(c.perByte, 6.0 / 4 * 1e-9 / 4, 1e-18);
+}
+
+// Reducing on arrival: the slower of transfer and reduction sets a step's pace.
+TEST(CostModel, ReductionOnArrivalOverlapsTheTransfer) {
+    CostParams slowReduce = fixedParams();
+    slowReduce.gamma = 1e-9;  // 1 GB/s, slower than the 4 GB/s link
+    const CostModel m(slowReduce, {0, 0}, {8}, false);
+    auto other = [](uint32_t r) { return r ^ 1u; };
+    EXPECT_DOUBLE_EQ(m.reducingStep(other, 0.5).perByte, 0.5 * 1e-9);
+    EXPECT_DOUBLE_EQ(model(1, 2).reducingStep(other, 0.5).perByte, 0.5 * 1e-9 / 4);
+    EXPECT_DOUBLE_EQ(m.reducingStep([](uint32_t) { return CostModel::kNone; }, 1.0).perByte, 0.0);
 }
 
 // Recursive doubling with 8 ranks: lg 8 = 3 whole-vector exchanges, each reduced;
@@ -85,13 +96,12 @@ TEST(CostModel, LatencyAndBandwidthRegimesOrderTheAlgorithms) {
 
 // Two hosts of four over a slow link: the flat ring pushes 2(p-1)/p = 1.75 vectors
 // through each direction of the link, the hierarchical algorithm 2(N-1)/N = 1 (plus
-// its in-host ring passes on a quarter of the vector each, and the reductions).
+// its in-host ring passes on a quarter of the vector each).
 TEST(CostModel, HierarchicalCrossesTheSlowLinkLess) {
     const CostModel m = model(2, 4);
-    const double tcpBeta = 1e-9 / 0.125, shmBeta = 1e-9 / 4, gamma = 1e-9 / 8;
-    EXPECT_NEAR(RingAllReduce().cost(m).perByte, 1.75 * tcpBeta + 7.0 / 8 * gamma, 1e-18);
-    EXPECT_NEAR(HierarchicalAllReduce().cost(m).perByte,
-                1.0 * tcpBeta + 2 * 3 * shmBeta / 4 + 3.0 / 4 * gamma + 1.0 / 8 * gamma, 1e-18);
+    const double tcpBeta = 1e-9 / 0.125, shmBeta = 1e-9 / 4;
+    EXPECT_NEAR(RingAllReduce().cost(m).perByte, 1.75 * tcpBeta, 1e-18);
+    EXPECT_NEAR(HierarchicalAllReduce().cost(m).perByte, 1.0 * tcpBeta + 2 * 3 * shmBeta / 4, 1e-18);
     EXPECT_LT(HierarchicalAllReduce().cost(m).at(64 << 20), RingAllReduce().cost(m).at(64 << 20));
 }
 
