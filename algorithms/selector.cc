@@ -169,10 +169,10 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
             return {{&a.recursiveDoubling, always}, {&a.ringAllReduce, always}, {&a.rabenseifner, always},
                     {&a.hierarchicalAllReduce, severalHosts}, {&a.directAllReduce, directUsable}};
         case AlgoOp::AllGather:
-            return {{&a.doublingAllGather, packedRecv}, {&a.ringAllGather, always}, {&a.bruckAllGather, equalBlocks},
+            return {{&a.ringAllGather, always}, {&a.doublingAllGather, packedRecv}, {&a.bruckAllGather, equalBlocks},
                     {&a.hierarchicalAllGather, severalHosts}, {&a.directAllGather, directUsable}};
         case AlgoOp::ReduceScatter:
-            return {{&a.halvingReduceScatter, packedSend}, {&a.ringReduceScatter, always},
+            return {{&a.ringReduceScatter, always}, {&a.halvingReduceScatter, packedSend},
                     {&a.hierarchicalReduceScatter, severalHosts}, {&a.directReduceScatter, directUsable}};
         case AlgoOp::Broadcast:
             return {{&a.binomialBroadcast, always}, {&a.scatterAllGatherBroadcast, always},

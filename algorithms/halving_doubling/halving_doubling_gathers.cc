@@ -55,10 +55,12 @@ HcclResult DoublingAllGather::run(Context& ctx) const {
     return foldOut(ctx, fold, out, total);
 }
 
-// n: the whole input. The folded rank hands over everything and gets its block back.
+// n: the whole input, first copied to scratch. The folded rank hands over everything
+// and gets its block back.
 Linear HalvingReduceScatter::cost(const CostModel& model) const {
     const uint32_t n = model.ranks();
-    return model.reducingStep(foldPairs(n), 1.0) + halvingCost(model) + model.step(foldPairs(n), 1.0 / n);
+    return model.copy(1.0) + model.reducingStep(foldPairs(n), 1.0) + halvingCost(model) +
+           model.step(foldPairs(n), 1.0 / n);
 }
 
 // n: the whole output. The folded rank sends its block and gets everything back.
