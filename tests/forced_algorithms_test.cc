@@ -3,7 +3,9 @@
 // counts smaller than the rank count (the matrix's counts 0, 1 and 7). The
 // hierarchical algorithm also runs over emulated hosts (HOSTCCL_HOST_ID gives the
 // rank on device d entry d mod 8): 2x4, 4x2 and 3+2+3 at 8 ranks, and the uneven,
-// interleaved layouts the same lists give at the other rank counts.
+// interleaved layouts the same lists give at the other rank counts. Every flat
+// algorithm runs over 3+2+3 emulated hosts too (8 ranks), where one step mixes shared
+// memory and TCP links.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -30,6 +32,9 @@ struct Forced {
 const std::vector<std::string> kHierarchical = {"AllReduce",      "AllGather",      "AllGatherV",
                                                  "ReduceScatter",  "ReduceScatterV", "Broadcast"};
 
+const char* const k323 = "a,a,a,b,b,c,c,c";
+constexpr size_t kEveryRankCount = 11;  // entries [0, 11) run at every rank count; the rest at 8
+
 const std::vector<Forced>& forcedAlgorithms() {
     static const std::vector<Forced> f = {
         {"ring", "level0:NA;level1:ring", "ring",
@@ -47,6 +52,16 @@ const std::vector<Forced>& forcedAlgorithms() {
         {"hierarchical_3_2_3", "level0:NA;level1:NHR", "hierarchical", kHierarchical, "a,a,a,b,b,c,c,c"},
         {"recursive_doubling", "allreduce=level0:NA;level1:recursive-doubling", "recursive-doubling", {"AllReduce"}},
         {"binomial", "level0:NA;level1:binomial", "binomial", {"Broadcast", "Reduce"}},
+        // The flat algorithms over 3+2+3 emulated hosts (shared memory and TCP links
+        // mixed in one step), at 8 ranks only (the second instantiation below).
+        {"ring_3_2_3", "level0:NA;level1:ring", "ring", {"AllReduce", "AllGatherV", "ReduceScatterV"}, k323},
+        {"halving_doubling_3_2_3", "level0:NA;level1:H-D_R", "halving-doubling",
+         {"AllReduce", "AllGather", "ReduceScatter", "Broadcast", "Reduce"}, k323},
+        {"bruck_3_2_3", "level0:NA;level1:NB", "bruck", {"AllGather", "AlltoAll"}, k323},
+        {"pairwise_3_2_3", "alltoall=level0:NA;level1:pairwise", "pairwise", {"AlltoAllV"}, k323},
+        {"recursive_doubling_3_2_3", "allreduce=level0:NA;level1:recursive-doubling", "recursive-doubling",
+         {"AllReduce"}, k323},
+        {"binomial_3_2_3", "level0:NA;level1:binomial", "binomial", {"Broadcast", "Reduce"}, k323},
     };
     return f;
 }
@@ -90,12 +105,18 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
     }
 }
 
+std::string testName(const ::testing::TestParamInfo<Param>& info) {
+    return std::string(forcedAlgorithms()[std::get<0>(info.param)].label) + "_" +
+           std::to_string(std::get<1>(info.param)) + "ranks";
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, ForcedAlgorithm,
-                         ::testing::Combine(::testing::Range<size_t>(0, 11),
+                         ::testing::Combine(::testing::Range<size_t>(0, kEveryRankCount),
                                             ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 12u, 16u)),
-                         [](const auto& info) {
-                             return std::string(forcedAlgorithms()[std::get<0>(info.param)].label) + "_" +
-                                    std::to_string(std::get<1>(info.param)) + "ranks";
-                         });
+                         testName);
+INSTANTIATE_TEST_SUITE_P(EmulatedHosts, ForcedAlgorithm,
+                         ::testing::Combine(::testing::Range<size_t>(kEveryRankCount, forcedAlgorithms().size()),
+                                            ::testing::Values(8u)),
+                         testName);
 
 }  // namespace
