@@ -110,21 +110,24 @@ HcclResult HierarchicalBroadcast::run(Context& ctx) const {
     return scatterAllGather(ctx, g.local, leaderIndex, buf, a.count);
 }
 
-Linear HierarchicalAllGather::cost(const CostModel& model) const {
+namespace {
+// Both gathers: rounds x hosts in-host ring passes and rounds cross-host passes, each
+// step moving one piece of 1/(qmax hosts) of the vector, reduced on arrival or not.
+Linear piecePassesCost(const CostModel& model, bool reduces) {
     const uint32_t hosts = model.nodes(), qmax = mostRanksOnAHost(model), rounds = mostRounds(model);
-    const double piece = 1.0 / (double(qmax) * hosts);  // of the gathered vector
-    Linear c = double(rounds * hosts * (qmax - 1)) * model.step(nextOnHost(model), piece);
-    if (hosts > 1) c += double(rounds * (hosts - 1)) * model.step(counterpartOnNextHost(model), piece);
+    const double piece = 1.0 / (double(qmax) * hosts);
+    auto stepTo = [&](const CostModel::Partner& p) {
+        return reduces ? model.reducingStep(p, piece) : model.step(p, piece);
+    };
+    Linear c = double(rounds * hosts * (qmax - 1)) * stepTo(nextOnHost(model));
+    if (hosts > 1) c += double(rounds * (hosts - 1)) * stepTo(counterpartOnNextHost(model));
     return c;
 }
+}  // namespace
 
-Linear HierarchicalReduceScatter::cost(const CostModel& model) const {
-    const uint32_t hosts = model.nodes(), qmax = mostRanksOnAHost(model), rounds = mostRounds(model);
-    const double piece = 1.0 / (double(qmax) * hosts);  // of the input vector
-    Linear c = double(rounds * hosts * (qmax - 1)) * model.reducingStep(nextOnHost(model), piece);
-    if (hosts > 1) c += double(rounds * (hosts - 1)) * model.reducingStep(counterpartOnNextHost(model), piece);
-    return c;
-}
+Linear HierarchicalAllGather::cost(const CostModel& model) const { return piecePassesCost(model, false); }
+
+Linear HierarchicalReduceScatter::cost(const CostModel& model) const { return piecePassesCost(model, true); }
 
 // Leaders: a scatter and a ring allgather of 1/N pieces across hosts; then the same
 // inside each host with 1/q pieces.
