@@ -22,6 +22,7 @@ struct CollArgs {
     uint32_t peer = 0;  // Send / Recv
     std::vector<uint64_t> sendCounts, sendDispls, recvCounts, recvDispls;
     std::vector<HcclSendRecvItem> items;  // BatchSendRecv
+    uint64_t flightId = 0;  // the op's entry in the communicator's flight recorder (0: none)
 };
 
 inline bool isReduction(CollType t) {

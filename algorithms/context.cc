@@ -25,11 +25,11 @@ Scratch& threadScratch() {
 }
 }  // namespace
 
-Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, const std::atomic<bool>* aborted)
+Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, CommFailure* failure)
     : comm_(comm),
       args_(args),
       deadline_(deadline),
-      aborted_(aborted),
+      failure_(failure),
       elemSize_(dtypeSize(args.dtype)),
       reduce_(isReduction(args.type) ? reduceFunction(args.dtype, args.op) : nullptr),
       posted_(threadScratch().posted),
@@ -146,7 +146,7 @@ HcclResult Context::waitAll() {
     pending_.clear();
     for (Transfer& t : posted_) pending_.push_back(&t);
     auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    HcclResult rc = transport::waitAll(pending_, deadline_, aborted_, site(), comm_.crowded);
+    HcclResult rc = transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
     if (comm_.tracer) traceStep(start);
     posted_.clear();
     return rc;

@@ -13,6 +13,7 @@
 
 #include "algorithms/algo_override.h"
 #include "algorithms/coll_args.h"
+#include "common/comm_failure.h"
 #include "common/deadline.h"
 #include "common/error.h"
 #include "transports/link.h"
@@ -43,7 +44,7 @@ struct CommView {
 
 class Context {
 public:
-    Context(const CommView& comm, const CollArgs& args, Deadline deadline, const std::atomic<bool>* aborted);
+    Context(const CommView& comm, const CollArgs& args, Deadline deadline, CommFailure* failure);
 
     uint32_t rank() const { return comm_.rank; }
     uint32_t size() const { return comm_.size; }
@@ -95,7 +96,7 @@ private:
     const CommView& comm_;
     const CollArgs& args_;
     Deadline deadline_;
-    const std::atomic<bool>* aborted_;
+    CommFailure* failure_;
     size_t elemSize_;
     ReduceFn reduce_;
     const char* handedTo_ = nullptr;

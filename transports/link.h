@@ -106,6 +106,8 @@ public:
     virtual bool canSleep() const { return false; }
     virtual bool beginSleep(uint32_t /*stamp*/, SleepWord* /*word*/) { return false; }
     virtual void endSleep() {}
+    // Wakes this side's waiter if it sleeps on the link (any thread may call it).
+    virtual void wakeWaiter() {}
     // Memory sharing with the peer (same host): where the peer's described region
     // can be read and written from this process. Links that cannot share memory
     // return nullptr and say why.
@@ -114,12 +116,16 @@ public:
 
     uint32_t peer() const { return peer_; }
     uint64_t commId() const { return commId_; }
+    // How errors name the peer: "rank 3 (host h 10.0.0.2, pid 42)".
+    const std::string& peerName() const { return peerName_; }
+    void setPeerName(std::string name) { peerName_ = std::move(name); }
     uint64_t nextP2pSendSeq() { return ++p2pSent_; }
     uint64_t nextP2pRecvSeq() { return ++p2pReceived_; }
 
 private:
     const uint32_t peer_;
     const uint64_t commId_;
+    std::string peerName_ = "rank " + std::to_string(peer_);
     uint64_t p2pSent_ = 0;
     uint64_t p2pReceived_ = 0;
 };

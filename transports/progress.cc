@@ -35,7 +35,7 @@ bool busy(const Link* l, const std::vector<Transfer*>& transfers) {
     return std::any_of(transfers.begin(), transfers.end(), [l](const Transfer* t) { return !t->complete && t->link == l; });
 }
 
-const char* direction(const Transfer* t) { return t->dir == Transfer::Dir::Send ? "send to" : "receive from"; }
+const char* direction(const Transfer* t) { return t->dir == Transfer::Dir::Send ? "sending to" : "receiving from"; }
 
 // How a waiter spends the time when nothing moved: spin, then yield, then block.
 // Waits on shared-memory links only sleep on their doorbells until a peer acts;
@@ -116,8 +116,35 @@ private:
 };
 }  // namespace
 
-HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, const std::atomic<bool>* aborted,
-                   ErrorSite site, bool crowded) {
+namespace {
+// A failure raised elsewhere: report it as this op's error, blaming its culprit.
+HcclResult endedByFailure(const CommFailure& failure, ErrorSite site) {
+    CommFailure::Record r = failure.record();
+    site.peer = r.culprit;
+    return failAt(r.code, site, r.text);
+}
+
+// A link that broke under us is usually the consequence of a failure elsewhere: a
+// peer that found a mismatch closes its end, a dead peer's sockets all close at once.
+// That failure's notice (or the dead peer's closed health channel) arrives within
+// moments; waiting briefly for it lets every rank report the cause, not the symptom.
+void awaitCause(const CommFailure* failure) {
+    constexpr auto kGrace = std::chrono::milliseconds(250);
+    const auto until = std::chrono::steady_clock::now() + kGrace;
+    while (!failure->failed() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+// This wait's own failure, unless another came first: then the op reports that
+// one, which is the cause (a dead peer's closed link is a consequence of its death).
+HcclResult failWith(CommFailure* failure, HcclResult code, ErrorSite site, std::string text) {
+    if (failure != nullptr && !failure->raise(code, site.peer, text)) return endedByFailure(*failure, site);
+    return failAt(code, site, text);
+}
+}  // namespace
+
+HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
+                   bool crowded) {
     Idler idler(crowded);
     thread_local std::vector<Link*> links;
     thread_local std::vector<uint32_t> stamps;
@@ -130,7 +157,10 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
         for (Transfer* t : transfers) {
             if (t->error != HCCL_SUCCESS) {
                 site.peer = t->link->peer();
-                return fail(t->error, site, "{} peer {}: {}", direction(t), t->link->peer(), t->errorText);
+                if (failure != nullptr && t->error != HCCL_E_PARA) awaitCause(failure);  // a mismatch is a cause
+                return failWith(failure, t->error, site,
+                                fmt::format("rank {} {} {}: {}", site.rank, direction(t), t->link->peerName(),
+                                            t->errorText));
             }
         }
         if (std::all_of(transfers.begin(), transfers.end(), [](Transfer* t) { return t->complete; }))
@@ -139,14 +169,14 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, c
             idler.reset();
             continue;
         }
-        if (aborted != nullptr && aborted->load(std::memory_order_relaxed))
-            return fail(HCCL_E_INTERNAL, site, "operation aborted");
+        if (failure != nullptr && failure->failed()) return endedByFailure(*failure, site);
         if (idler.pastSpinning() && deadline.expired()) {
             for (Transfer* t : transfers) {
                 if (!t->complete) {
                     site.peer = t->link->peer();
-                    return fail(HCCL_E_TIMEOUT, site, "timed out waiting to {} peer {} ({} of {} bytes done)",
-                                direction(t), t->link->peer(), t->moved, t->bytes);
+                    return failWith(failure, HCCL_E_TIMEOUT, site,
+                                    fmt::format("rank {} timed out {} {} ({} of {} bytes done)", site.rank,
+                                                direction(t), t->link->peerName(), t->moved, t->bytes));
                 }
             }
         }

@@ -5,9 +5,9 @@
 // by the op's deadline and wakes at least every 100 ms to notice an abort.
 #pragma once
 
-#include <atomic>
 #include <vector>
 
+#include "common/comm_failure.h"
 #include "common/deadline.h"
 #include "common/error.h"
 #include "transports/link.h"
@@ -15,8 +15,10 @@
 namespace hostccl::transport {
 
 // `crowded`: this host runs more ranks than it has cores, so waiting must leave the
-// CPU to others almost at once.
-HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, const std::atomic<bool>* aborted,
-                   ErrorSite site, bool crowded);
+// CPU to others almost at once. A transfer's error or the deadline raises `failure`
+// (so the rest of the communicator and its peers learn of it); a failure raised
+// elsewhere (a dead peer, an abort) ends the wait with that failure's code and reason.
+HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
+                   bool crowded);
 
 }  // namespace hostccl::transport

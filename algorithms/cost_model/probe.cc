@@ -72,11 +72,11 @@ LinkClass classOfLink(const transport::Link* l) {
 
 // `synced`: when the first shift ended, i.e. when this rank's neighbours had finished
 // creating the communicator too (what came before was waiting, not probing).
-HcclResult measureLinks(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, Sample* s,
+HcclResult measureLinks(const CommView& view, Deadline deadline, CommFailure* failure, Sample* s,
                         Clock::time_point* synced) {
     CollArgs shift;
     shift.type = CollType::Barrier;  // tags only: the probe runs before any user op, at sequence 0
-    Context ctx(view, shift, deadline, aborted);
+    Context ctx(view, shift, deadline, failure);
     std::vector<char> out(kLargeBytes, 1), in(kLargeBytes);
     Timing small, mid, large, ignored;
     // Warm up: the first messages after connecting find peers asleep and pages unmapped.
@@ -100,11 +100,11 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, const std::atom
 
 // On one host (where the direct algorithms may run): every rank posts a small
 // message to every other and waits for all of theirs, as their handshake does.
-HcclResult measureHandshake(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, Sample* s) {
+HcclResult measureHandshake(const CommView& view, Deadline deadline, CommFailure* failure, Sample* s) {
     if (view.nodes != 1) return HCCL_SUCCESS;  // decided the same way on every rank
     CollArgs exchange;
     exchange.type = CollType::Barrier;
-    Context ctx(view, exchange, deadline, aborted);
+    Context ctx(view, exchange, deadline, failure);
     std::vector<char> out(64, 1), in(64 * size_t(view.size));
     std::vector<double> t;
     for (int i = 0; i < kSmallRuns; ++i) {
@@ -132,7 +132,7 @@ void measureKernels(Sample* s) {
     s->v[Sample::kKernelCount] = 1;
 }
 
-HcclResult sumOverRanks(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, Sample* s) {
+HcclResult sumOverRanks(const CommView& view, Deadline deadline, CommFailure* failure, Sample* s) {
     CollArgs sum;
     sum.type = CollType::AllReduce;
     sum.dtype = HCCL_DATA_TYPE_INT64;
@@ -140,7 +140,7 @@ HcclResult sumOverRanks(const CommView& view, Deadline deadline, const std::atom
     sum.count = s->v.size();
     sum.sendBuf = s->v.data();
     sum.recvBuf = s->v.data();
-    Context ctx(view, sum, deadline, aborted);
+    Context ctx(view, sum, deadline, failure);
     return RecursiveDoublingAllReduce().run(ctx);
 }
 
@@ -170,17 +170,17 @@ void apply(const Sample& total, CostParams* p) {
 }
 }  // namespace
 
-HcclResult probeCosts(const CommView& comm, Deadline deadline, const std::atomic<bool>* aborted, CostParams* params) {
+HcclResult probeCosts(const CommView& comm, Deadline deadline, CommFailure* failure, CostParams* params) {
     if (comm.size < 2) return HCCL_SUCCESS;
     Clock::time_point start;
     CommView view = comm;
     view.tracer = nullptr;  // the probe is not the user's work
     view.seq = 0;
     Sample s;
-    HOSTCCL_CHECK(measureLinks(view, deadline, aborted, &s, &start));
-    HOSTCCL_CHECK(measureHandshake(view, deadline, aborted, &s));
+    HOSTCCL_CHECK(measureLinks(view, deadline, failure, &s, &start));
+    HOSTCCL_CHECK(measureHandshake(view, deadline, failure, &s));
     measureKernels(&s);
-    HOSTCCL_CHECK(sumOverRanks(view, deadline, aborted, &s));
+    HOSTCCL_CHECK(sumOverRanks(view, deadline, failure, &s));
     apply(s, params);
     params->probeMs = seconds(start, Clock::now()) * 1e3;
     return HCCL_SUCCESS;

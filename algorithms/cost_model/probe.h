@@ -16,13 +16,12 @@
 // communicator; bounded by HCCL_CONNECT_TIMEOUT.
 #pragma once
 
-#include <atomic>
 
 #include "algorithms/context.h"
 #include "algorithms/cost_model/cost_params.h"
 
 namespace hostccl {
 
-HcclResult probeCosts(const CommView& view, Deadline deadline, const std::atomic<bool>* aborted, CostParams* params);
+HcclResult probeCosts(const CommView& view, Deadline deadline, CommFailure* failure, CostParams* params);
 
 }  // namespace hostccl

@@ -31,6 +31,36 @@ extern HcclResult HostcclGetLauncherRank(uint32_t *rank, uint32_t *size, uint32_
  * size. The perf tools print it with --topology. */
 extern HcclResult HostcclCommDescribe(HcclComm comm, char *text, uint64_t capacity);
 
+/* Fault tolerance. A communicator fails as a whole: when a peer dies (its
+ * connections close), stops answering heartbeats (HOSTCCL_HEARTBEAT_TIMEOUT), runs a
+ * different op, or an op times out (HCCL_EXEC_TIMEOUT), the op in flight fails on every
+ * rank within moments, with the rank to blame named in the log; HcclGetCommAsyncError
+ * then reports the code and every later call on the communicator fails at once. */
+
+/* The communicator's failure, if any: its code (HCCL_SUCCESS when none), the rank it
+ * is blamed on (-1 when none: a local timeout, an abort) and the reason as
+ * NUL-terminated text cut to `capacity` bytes (`reason` may be NULL). Every rank
+ * names the same culprit for a dead or stopped peer, so the survivors can agree on
+ * whom to exclude when they shrink. */
+extern HcclResult HostcclCommGetFailure(HcclComm comm, HcclResult *code, int32_t *rank, char *reason,
+                                        uint64_t capacity);
+
+/* Aborts and destroys `comm`: the op in flight and every queued one fail (within
+ * 100 ms), the peers are told, and the handle becomes invalid. Callable from any
+ * thread, also while another thread waits on the communicator's stream; the process
+ * can go on to create new communicators. Ops that ended because of the abort report
+ * HCCL_E_INTERNAL here and HCCL_E_REMOTE on the peers. */
+extern HcclResult HostcclCommAbort(HcclComm comm);
+
+/* Builds, from a communicator (failed or not), one of the ranks that remain when
+ * `excludeRanks` (`excludeCount` ranks of `comm`) are left out; ranks keep their order
+ * (new rank = position among the survivors). Every survivor calls it with the same
+ * set; no new root info is needed. `config` (may be NULL) sets the new communicator's
+ * options. The old communicator is still the caller's to destroy. HCCL_E_PARA when the
+ * set names this rank, a rank twice or a rank outside the communicator. */
+extern HcclResult HostcclCommShrink(HcclComm comm, const uint32_t *excludeRanks, uint32_t excludeCount,
+                                    HcclCommConfig *config, HcclComm *newComm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,14 +1,39 @@
 // Entry points of hostccl's own extensions (include/hostccl/hostccl.h).
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "api/validate.h"
+#include "common/siphash.h"
 #include "core/comm_init.h"
 #include "core/launcher_env.h"
 #include "core/topology/describe.h"
 #include "hostccl/hostccl.h"
 
 using namespace hostccl;
+
+namespace {
+// The survivors' communicator. Its id mixes the shrink's ordinal with the excluded
+// set, so survivors that disagree on the set never join the same communicator.
+HcclResult shrinkComm(Communicator& parent, const std::vector<uint32_t>& excluded, CommOptions options,
+                      HcclComm* newComm) {
+    std::vector<uint32_t> members;
+    for (uint32_t r = 0; r < parent.size(); ++r)
+        if (!std::binary_search(excluded.begin(), excluded.end(), r)) members.push_back(r);
+    const uint32_t subRank = static_cast<uint32_t>(
+        std::find(members.begin(), members.end(), parent.rank()) - members.begin());
+    const uint64_t generation = parent.nextShrinkGeneration();
+    std::vector<uint64_t> key{generation};
+    key.insert(key.end(), excluded.begin(), excluded.end());
+    const uint64_t id = siphash24(Secret{0x736872696e6b3031ULL, generation}, key.data(), key.size() * sizeof key[0]) |
+                        (uint64_t(1) << 63);  // apart from user sub-communicator ids
+    if (options.name.empty()) options.name = parent.name() + "_shrink" + std::to_string(generation);
+    Communicator* c = nullptr;
+    HcclResult rc = createSubComm(parent, members, id, subRank, options, &c);
+    if (rc == HCCL_SUCCESS) *newComm = c;
+    return rc;
+}
+}  // namespace
 
 extern "C" {
 
@@ -32,6 +57,55 @@ HcclResult HostcclGetLauncherRank(uint32_t* rank, uint32_t* size, uint32_t* loca
     *size = info.size;
     *localRank = info.localRank;
     return HCCL_SUCCESS;
+}
+
+HcclResult HostcclCommGetFailure(HcclComm comm, HcclResult* code, int32_t* rank, char* reason, uint64_t capacity) {
+    const char* fn = "HostcclCommGetFailure";
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
+    if (code == nullptr || rank == nullptr) return fail(HCCL_E_PTR, "{}: code or rank is NULL", fn);
+    if (reason != nullptr && capacity == 0) return fail(HCCL_E_PARA, "{}: capacity is 0", fn);
+    CommFailure::Record r = c->failure().record();
+    *code = r.code;
+    *rank = static_cast<int32_t>(r.culprit);
+    if (reason != nullptr) {
+        size_t n = std::min<size_t>(r.text.size(), capacity - 1);
+        std::memcpy(reason, r.text.data(), n);
+        reason[n] = '\0';
+    }
+    return HCCL_SUCCESS;
+}
+
+HcclResult HostcclCommAbort(HcclComm comm) {
+    if (comm == nullptr) return fail(HCCL_E_PTR, "HostcclCommAbort: comm is NULL");
+    Communicator* c = unregisterComm(comm);
+    if (c == nullptr) return fail(HCCL_E_PARA, "HostcclCommAbort: {} is not a live communicator", comm);
+    log::warn("{}: aborted by HostcclCommAbort", describe(c->site("abort")));
+    c->abort("communicator aborted by HostcclCommAbort");
+    c->quiesce();
+    delete c;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HostcclCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32_t excludeCount,
+                             HcclCommConfig* config, HcclComm* newComm) {
+    const char* fn = "HostcclCommShrink";
+    Communicator* parent = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, fn, &parent));  // a failed communicator is the usual case
+    if (newComm == nullptr || (excludeCount > 0 && excludeRanks == nullptr))
+        return fail(HCCL_E_PTR, "{}: newComm or excludeRanks is NULL", fn);
+    std::vector<uint32_t> excluded(excludeRanks, excludeRanks + excludeCount);
+    std::sort(excluded.begin(), excluded.end());
+    for (size_t i = 0; i < excluded.size(); ++i) {
+        if (excluded[i] >= parent->size() || (i > 0 && excluded[i] == excluded[i - 1]))
+            return fail(HCCL_E_PARA, parent->site(fn), "excludeRanks names rank {} twice or outside [0, {})",
+                        excluded[i], parent->size());
+        if (excluded[i] == parent->rank())
+            return fail(HCCL_E_PARA, parent->site(fn), "excludeRanks names this rank ({})", parent->rank());
+    }
+    CommOptions options;
+    HOSTCCL_CHECK(optionsFromConfig(config, &options));
+    return shrinkComm(*parent, excluded, options, newComm);
 }
 
 HcclResult HostcclCommDescribe(HcclComm comm, char* text, uint64_t capacity) {

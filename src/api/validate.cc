@@ -16,9 +16,7 @@ HcclResult checkLive(HcclComm comm, const char* fn, Communicator** out) {
 
 HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out) {
     HOSTCCL_CHECK(checkLive(comm, fn, out));
-    if (HcclResult e = (*out)->asyncError(); e != HCCL_SUCCESS)
-        return fail(e, (*out)->site(fn), "communicator failed earlier ({}); destroy it and create a new one", resultName(e));
-    return HCCL_SUCCESS;
+    return (*out)->refuseIfFailed(fn);
 }
 
 HcclResult checkStream(aclrtStream stream, const char* fn, std::shared_ptr<runtime::Stream>* out) {
@@ -98,6 +96,7 @@ HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
     PendingOp* op = pendingOps().take();
     op->comm = c;
     op->args = std::move(args);
+    op->args.flightId = c->noteQueued(op->args);
     // Capturing one pointer keeps the task inside std::function: no allocation.
     stream.enqueue([op] {
         Communicator* comm = op->comm;

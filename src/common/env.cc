@@ -18,6 +18,8 @@ const std::vector<Var>& registry() {
         // Timeouts.
         {"HCCL_CONNECT_TIMEOUT", "120", "Seconds allowed for every connect, accept and the bootstrap exchange."},
         {"HCCL_EXEC_TIMEOUT", "1836", "Seconds any wait inside an operator may take (0 = no limit). Config hcclExecTimeOut wins."},
+        {"HOSTCCL_HEARTBEAT_INTERVAL", "1000", "Milliseconds between heartbeats on each pair's health channel."},
+        {"HOSTCCL_HEARTBEAT_TIMEOUT", "30", "Seconds without a heartbeat after which a peer counts as stopped or cut off (HCCL_E_TIMEOUT naming it); 0 = never."},
         // Bootstrap and network.
         {"HCCL_IF_IP", "", "IP address this process advertises and the root listens on."},
         {"HCCL_SOCKET_IFNAME", "", "Interface selection: prefixes, ^prefix to exclude, =name exact, ^=name exclude exact."},
@@ -52,6 +54,8 @@ const std::vector<Var>& registry() {
         // Topology and transports.
         {"HOSTCCL_HOST_ID", "", "Overrides the host identity to emulate several hosts on one machine; a,b,... gives the rank on device d entry d."},
         {"HOSTCCL_TRANSPORT", "auto", "auto: shared memory between ranks on one host, TCP between hosts; tcp forces TCP everywhere (testing)."},
+        {"HOSTCCL_FLIGHT_RECORDER_DIR", "", "Directory where each rank writes its flight recorder (last ops, as JSON) on a failure, an abort or SIGUSR1."},
+        {"HOSTCCL_FLIGHT_RECORDER_SIZE", "1024", "Ops each communicator's flight recorder keeps; 0 turns it off."},
         {"HOSTCCL_TRACE", "", "File prefix: each communicator writes <prefix>.<comm>.rank<r>.json (Chrome trace) when destroyed."},
         {"HOSTCCL_DIRECT_MIN_BYTES", "", "Unset: the cost model decides when ranks sharing one host read and write each other's buffers directly; N: from N bytes on; -1: never."},
         {"HOSTCCL_COST_MODEL", "", "Cost-model numbers that replace the init probe's: shm=<alpha>us/<GB/s> tcp=... rdma=... reduce=<GB/s> copy=<GB/s>."},

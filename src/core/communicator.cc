@@ -29,11 +29,17 @@ Deadline connectDeadline() {
 
 Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
                            CommOptions options)
-    : identity_(identity), peers_(std::move(table)), device_(device), options_(std::move(options)) {
+    : identity_(identity),
+      peers_(std::move(table)),
+      device_(device),
+      options_(std::move(options)),
+      recorder_(FlightRecorder::fromEnv()) {
     links_.resize(identity_.size);
+    installFlightRecorderSignal();
 }
 
 Communicator::~Communicator() {
+    if (health_) health_->close();  // a goodbye first: our closing channels are not a death
     if (tracer_) tracer_->flush();
 }
 
@@ -49,6 +55,14 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
                                 CommOptions options, Communicator** out) {
     std::unique_ptr<Communicator> c(new Communicator(identity, std::move(table), device, std::move(options)));
     HOSTCCL_CHECK(c->connectLinks());
+    for (uint32_t p = 0; p < c->size(); ++p)
+        if (c->links_[p]) c->links_[p]->setPeerName(c->whoIs(p));
+    Communicator* self = c.get();
+    c->failure_.setWaker([self] {  // a waiter asleep on a doorbell wakes to see the failure
+        for (auto& l : self->links_)
+            if (l) l->wakeWaiter();
+    });
+    c->health_->start();
     c->buildView();
     HOSTCCL_CHECK(c->buildCostModel());
     c->logInit();
@@ -62,22 +76,65 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
 // every rank's sequence is consistent with ordering the pairs (high, low) lexically.
 HcclResult Communicator::connectLinks() {
     Deadline deadline = connectDeadline();
-    for (uint32_t p = 0; p < rank(); ++p) HOSTCCL_CHECK(connectTo(p, deadline));
-    for (uint32_t p = rank() + 1; p < size(); ++p) HOSTCCL_CHECK(acceptFrom(p, deadline));
+    health_ = std::make_unique<health::HealthSession>(name(), rank(), size(), &failure_);
+    for (uint32_t p = 0; p < rank(); ++p) {
+        HOSTCCL_CHECK(connectTo(p, deadline));
+        HOSTCCL_CHECK(dialHealth(p, deadline));
+    }
+    for (uint32_t p = rank() + 1; p < size(); ++p) {
+        HOSTCCL_CHECK(acceptFrom(p, deadline));
+        HOSTCCL_CHECK(acceptHealth(p, deadline));
+    }
+    return HCCL_SUCCESS;
+}
+
+// "rank 3 (host node-b 10.0.0.2, pid 4242)": enough to find the process.
+std::string Communicator::whoIs(uint32_t peer) const {
+    const PeerInfo& p = peers_[peer];
+    return fmt::format("rank {} (host {} {}, pid {})", peer, p.hostId.substr(0, p.hostId.find('/')), p.ip, p.pid);
+}
+
+// Connects to `peer`'s listener and proves the secret for `purpose`.
+HcclResult Communicator::dial(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s,
+                              net::Fd* out) {
+    const PeerInfo& info = peers_[peer];
+    const char* what = purpose == net::Purpose::Health ? "health channel" : "data link";
+    std::string err;
+    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
+    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, s, "{}: {} (host {})", what, err, info.hostId);
+    net::Hello hello = net::makeHello(purpose, id(), rank(), peer);
+    if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
+        return fail(HCCL_E_TCP_CONNECT, s, "{} handshake with {}:{}: {}", what, info.ip, info.port, err);
+    *out = std::move(fd);
+    return HCCL_SUCCESS;
+}
+
+HcclResult Communicator::dialHealth(uint32_t peer, Deadline deadline) {
+    ErrorSite s = site("init");
+    s.peer = peer;
+    net::Fd fd;
+    HOSTCCL_CHECK(dial(peer, net::Purpose::Health, deadline, s, &fd));
+    health_->addPeer(peer, std::move(fd), whoIs(peer));
+    return HCCL_SUCCESS;
+}
+
+HcclResult Communicator::acceptHealth(uint32_t peer, Deadline deadline) {
+    ErrorSite s = site("init");
+    s.peer = peer;
+    net::Fd fd = claimAuthenticated(peer, net::Purpose::Health, deadline, s);
+    if (!fd.valid())
+        return fail(HCCL_E_TIMEOUT, s, "peer's health channel never connected within HCCL_CONNECT_TIMEOUT (host {})",
+                    peers_[peer].hostId);
+    health_->addPeer(peer, std::move(fd), whoIs(peer));
     return HCCL_SUCCESS;
 }
 
 HcclResult Communicator::connectTo(uint32_t peer, Deadline deadline) {
-    const PeerInfo& info = peers_[peer];
     ErrorSite s = site("init");
     s.peer = peer;
-    std::string err;
-    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
-    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, s, "{} (host {})", err, info.hostId);
-    net::Hello hello = net::makeHello(net::Purpose::PeerLink, id(), rank(), peer);
-    if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
-        return fail(HCCL_E_TCP_CONNECT, s, "handshake with {}:{}: {}", info.ip, info.port, err);
-    return makeLink(peers_[rank()], info, id(), std::move(fd), deadline, s, &links_[peer]);
+    net::Fd fd;
+    HOSTCCL_CHECK(dial(peer, net::Purpose::PeerLink, deadline, s, &fd));
+    return makeLink(peers_[rank()], peers_[peer], id(), std::move(fd), deadline, s, &links_[peer]);
 }
 
 // A connection that claims to be `peer` but cannot prove the secret is dropped
@@ -85,16 +142,23 @@ HcclResult Communicator::connectTo(uint32_t peer, Deadline deadline) {
 HcclResult Communicator::acceptFrom(uint32_t peer, Deadline deadline) {
     ErrorSite s = site("init");
     s.peer = peer;
+    net::Fd fd = claimAuthenticated(peer, net::Purpose::PeerLink, deadline, s);
+    if (!fd.valid())
+        return fail(HCCL_E_TIMEOUT, s, "peer never connected within HCCL_CONNECT_TIMEOUT (host {}, {}:{})",
+                    peers_[peer].hostId, peers_[peer].ip, peers_[peer].port);
+    return makeLink(peers_[rank()], peers_[peer], id(), std::move(fd), deadline, s, &links_[peer]);
+}
+
+// The next connection that claims to be `peer` for `purpose` and proves the secret;
+// invalid when the deadline passes first.
+net::Fd Communicator::claimAuthenticated(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s) {
     for (;;) {
         net::Hello hello{};
-        net::Fd fd = net::Acceptor::instance().claim(id(), rank(), peer, deadline, &hello);
-        if (!fd.valid())
-            return fail(HCCL_E_TIMEOUT, s, "peer never connected within HCCL_CONNECT_TIMEOUT (host {}, {}:{})",
-                        peers_[peer].hostId, peers_[peer].ip, peers_[peer].port);
+        net::Fd fd = net::Acceptor::instance().claim(id(), rank(), peer, purpose, deadline, &hello);
+        if (!fd.valid()) return fd;
         std::string err;
         Deadline step = Deadline::after(std::chrono::milliseconds(3000));
-        if (net::serverHandshake(fd.get(), secret(), hello, step, &err))
-            return makeLink(peers_[rank()], peers_[peer], id(), std::move(fd), deadline, s, &links_[peer]);
+        if (net::serverHandshake(fd.get(), secret(), hello, step, &err)) return fd;
         log::warn("{}: dropped a connection claiming to be rank {} from {}: {}", describe(s), peer,
                   net::peerIp(fd.get()), err);
     }
@@ -121,11 +185,11 @@ void Communicator::logInit() const {
 
 HcclResult Communicator::execute(const CollArgs& args) {
     std::lock_guard<std::mutex> lock(execMutex_);
-    if (HcclResult prior = asyncError_.load(); prior != HCCL_SUCCESS)
-        return fail(prior, site(collName(args.type)), "communicator failed earlier ({}); destroy it and create a new one",
-                    resultName(prior));
+    HOSTCCL_CHECK(refuseIfFailed(collName(args.type)));
     view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
-    Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &aborted_);
+    health_->setSeq(view_.seq);
+    if (recorder_) recorder_->started(args.flightId, view_.seq);
+    Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &failure_);
     const Algorithm& algo = selectAlgorithm(ctx);
     explainIfAsked(ctx);
     if (log::logger().should_log(spdlog::level::debug))
@@ -139,8 +203,38 @@ HcclResult Communicator::execute(const CollArgs& args) {
                                 view_.seq, name(), args.count, dtypeName(args.dtype),
                                 isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, ran,
                                 resultName(rc)));
-    if (rc != HCCL_SUCCESS) asyncError_.store(rc);
+    if (recorder_) recorder_->ended(args.flightId, rc, ran, rc == HCCL_SUCCESS ? -1 : failure_.record().culprit);
+    if (rc != HCCL_SUCCESS) onOpFailed(rc, ctx.site());
     return rc;
+}
+
+HcclResult Communicator::refuseIfFailed(const char* op) const {
+    if (!failure_.failed()) return HCCL_SUCCESS;
+    CommFailure::Record prior = failure_.record();
+    ErrorSite s = site(op);
+    s.peer = prior.culprit;
+    return fail(prior.code, s, "communicator failed earlier: {}; destroy it, or shrink it to the ranks still alive",
+                prior.text);
+}
+
+// The op's error becomes the communicator's failure (if nothing failed before) and
+// the peers hear of it; a timeout also says what the peer was last seen doing.
+void Communicator::onOpFailed(HcclResult rc, const ErrorSite& s) {
+    failure_.raise(rc, s.peer, fmt::format("{} failed ({})", describe(s), resultName(rc)));
+    CommFailure::Record r = failure_.record();
+    if (r.code == HCCL_E_TIMEOUT && r.local && r.culprit >= 0 && uint32_t(r.culprit) < size()) {
+        std::string status = health_->peerStatus(static_cast<uint32_t>(r.culprit));
+        if (!status.empty()) log::error("{}: {}", describe(s), status);
+    }
+    health_->announceFailure();
+    dumpFlightRecord("failure");
+}
+
+std::string Communicator::dumpFlightRecord(const std::string& reason, bool always) {
+    if (!recorder_ || (!always && failureDumped_.exchange(true))) return "";
+    CommFailure::Record r = failure_.record();
+    FlightRecorder::Identity who{name(), id(), rank(), size(), peers_[rank()].hostId, peers_[rank()].pid};
+    return recorder_->dump(who, reason, r.code, r.culprit, r.text);
 }
 
 uint32_t Communicator::ranksOnThisHost() const {
@@ -195,7 +289,7 @@ HcclResult Communicator::buildCostModel() {
     CostParams params = options_.inheritedCosts ? *options_.inheritedCosts : options_.costs;
     const bool needTcp = view_.nodes > 1 || env::getString("HOSTCCL_TRANSPORT") == "tcp";
     if (!options_.inheritedCosts && options_.probeCosts && !fullyConfigured(params, needTcp))
-        HOSTCCL_CHECK(probeCosts(view_, connectDeadline(), &aborted_, &params));
+        HOSTCCL_CHECK(probeCosts(view_, connectDeadline(), &failure_, &params));
     std::vector<uint32_t> cores(view_.nodes, 1);
     for (uint32_t r = 0; r < size(); ++r) cores[view_.nodeOf[r]] = std::max<uint32_t>(1, peers_[r].hostCores);
     view_.costs = prepareSelector(CostModel(params, view_.nodeOf, cores, env::getString("HOSTCCL_TRANSPORT") == "tcp"));
@@ -210,18 +304,27 @@ void Communicator::opFinished() {
     }
 }
 
+// A failed communicator has nothing worth waiting for: its queued ops fail at once.
 void Communicator::quiesce() {
     std::unique_lock<std::mutex> lock(idleMutex_);
     auto limit = std::chrono::seconds(options_.execTimeoutSec > 0 ? options_.execTimeoutSec : 1836);
-    if (!idle_.wait_for(lock, limit, [&] { return inflight_.load() == 0; })) {
+    auto settled = [&] { return inflight_.load() == 0 || failure_.failed(); };
+    if (failure_.failed()) dumpFlightRecord("destroyed after a failure");
+    if (!idle_.wait_for(lock, limit, settled)) {
         log::warn("{}: destroying with ops still in flight; aborting them", describe(site("destroy")));
-        aborted_.store(true);
-        for (auto& l : links_)
-            if (l) l->shutdown(HCCL_E_INTERNAL, "communicator destroyed");
-        // Bounded although it has no deadline: every wait inside an op checks `aborted_`
-        // at least once per 100 ms slice, and the links now fail everything posted.
-        idle_.wait(lock, [&] { return inflight_.load() == 0; });
+        failure_.raise(HCCL_E_INTERNAL, -1, "communicator destroyed with ops in flight");
     }
+    // Bounded although it has no deadline: every wait inside an op checks the failure
+    // at least once per 100 ms slice, and queued ops fail before they start.
+    idle_.wait(lock, [&] { return inflight_.load() == 0; });
+}
+
+// The links are left alone: the op thread may be inside one. The failure is what
+// stops it, within one wait slice.
+void Communicator::abort(const std::string& why) {
+    // Not `local`: the peers hear an abort notice, not this rank's failure.
+    if (failure_.raise(HCCL_E_INTERNAL, rank(), why, false)) health_->announceAbort();
+    dumpFlightRecord("abort");
 }
 
 namespace {
@@ -253,6 +356,11 @@ Communicator* unregisterComm(const void* handle) {
     auto& v = table().ordered;
     v.erase(std::remove(v.begin(), v.end(), handle), v.end());
     return static_cast<Communicator*>(const_cast<void*>(handle));
+}
+
+void dumpAllFlightRecords(const std::string& reason) {
+    std::lock_guard<std::mutex> lock(table().mutex);  // destroy waits: no communicator goes away meanwhile
+    for (Communicator* c : table().ordered) c->dumpFlightRecord(reason, true);
 }
 
 Communicator* findCommByName(const std::string& name, int32_t preferDevice) {

@@ -1,5 +1,6 @@
-// A communicator: this rank's place among `size` ranks, a link to every peer,
-// settings, the collective sequence number and the sticky asynchronous error.
+// A communicator: this rank's place among `size` ranks, a data link and a health
+// channel to every peer, settings, the collective sequence number and the sticky
+// failure (the first error, which every later op reports at once).
 // Ops run on stream threads through execute(); they are serialised per
 // communicator, and different communicators run concurrently.
 #pragma once
@@ -13,11 +14,15 @@
 
 #include "algorithms/coll_args.h"
 #include "algorithms/context.h"
+#include "common/comm_failure.h"
 #include "common/deadline.h"
 #include "common/error.h"
 #include "common/siphash.h"
 #include "core/bootstrap/peer_info.h"
 #include "core/comm_options.h"
+#include "core/flight_recorder.h"
+#include "core/health/health_session.h"
+#include "core/net/handshake.h"
 #include "core/trace.h"
 #include "transports/link.h"
 
@@ -40,11 +45,22 @@ public:
 
     HcclResult execute(const CollArgs& args);
 
+    // The flight recorder's id for an op being enqueued (0 when recording is off).
+    uint64_t noteQueued(const CollArgs& args) { return recorder_ ? recorder_->queued(args) : 0; }
+    // Writes the flight recorder (HOSTCCL_FLIGHT_RECORDER_DIR); once per failure
+    // unless `always`. Returns the path ("" when nothing was written).
+    std::string dumpFlightRecord(const std::string& reason, bool always = false);
     // In-flight accounting: enqueue() takes a reference that the stream task returns.
     void opEnqueued() { inflight_.fetch_add(1); }
     void opFinished();
-    // Waits for in-flight ops (bounded), then closes the links.
+    // Waits for in-flight ops (bounded; at once when the communicator has failed),
+    // then closes the links.
     void quiesce();
+    // Fails the op in flight and every queued one (they end within one wait slice)
+    // and tells the peers. Any thread may call it; destroying follows.
+    void abort(const std::string& why);
+    // The n-th shrink of this communicator (every survivor counts the same).
+    uint64_t nextShrinkGeneration() { return ++shrinks_; }
 
     uint32_t rank() const { return identity_.rank; }
     uint32_t size() const { return identity_.size; }
@@ -57,7 +73,10 @@ public:
     // the op in flight reads: describing the communicator reads the rest.
     const CommView& view() const { return view_; }
     const CommOptions& options() const { return options_; }
-    HcclResult asyncError() const { return asyncError_.load(); }
+    HcclResult asyncError() const { return failure_.code(); }
+    const CommFailure& failure() const { return failure_; }
+    // HCCL_SUCCESS, or the failure's code after logging why `op` cannot run.
+    HcclResult refuseIfFailed(const char* op) const;
     ErrorSite site(const char* op = nullptr) const;
 
 private:
@@ -65,6 +84,13 @@ private:
     HcclResult connectLinks();
     HcclResult connectTo(uint32_t peer, Deadline deadline);
     HcclResult acceptFrom(uint32_t peer, Deadline deadline);
+    HcclResult dial(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s, net::Fd* out);
+    // The second connection to `peer`: its health channel.
+    HcclResult dialHealth(uint32_t peer, Deadline deadline);
+    HcclResult acceptHealth(uint32_t peer, Deadline deadline);
+    net::Fd claimAuthenticated(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s);
+    std::string whoIs(uint32_t peer) const;
+    void onOpFailed(HcclResult rc, const ErrorSite& s);
     void buildView();
     HcclResult buildCostModel();
     uint32_t ranksOnThisHost() const;
@@ -79,14 +105,20 @@ private:
     std::vector<char> scratch_;
     CommView view_;  // guarded by execMutex_
     std::unique_ptr<Tracer> tracer_;
+    std::unique_ptr<FlightRecorder> recorder_;
+    std::atomic<bool> failureDumped_{false};
     std::mutex execMutex_;
     uint64_t collSeq_ = 0;
-    std::atomic<HcclResult> asyncError_{HCCL_SUCCESS};
-    std::atomic<bool> aborted_{false};
+    CommFailure failure_;  // before health_: the session raises on it
+    std::unique_ptr<health::HealthSession> health_;
+    std::atomic<uint64_t> shrinks_{0};
     std::atomic<int64_t> inflight_{0};
     std::mutex idleMutex_;
     std::condition_variable idle_;
 };
+
+// Every live communicator writes its flight recorder (SIGUSR1).
+void dumpAllFlightRecords(const std::string& reason);
 
 // The table of live communicators: handle validation and lookup by name.
 bool registerComm(Communicator* c);

@@ -14,7 +14,20 @@ extern char** environ;
 
 namespace hostccl::test {
 
-std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& argvs, int timeoutSec) {
+namespace {
+void killAll(std::vector<pid_t>& pids, std::vector<ProcessResult>& results, bool timedOut) {
+    for (size_t i = 0; i < pids.size(); ++i) {
+        if (pids[i] <= 0) continue;
+        kill(pids[i], SIGKILL);
+        waitpid(pids[i], nullptr, 0);
+        results[i].timedOut = timedOut;
+        pids[i] = 0;
+    }
+}
+}  // namespace
+
+std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& argvs, int timeoutSec,
+                                        const std::vector<bool>& linger) {
     std::vector<pid_t> pids;
     for (const auto& args : argvs) {
         std::vector<char*> argv;
@@ -28,7 +41,13 @@ std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::strin
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSec);
     size_t remaining = 0;
     for (pid_t p : pids) remaining += p > 0 ? 1 : 0;
+    size_t lingering = 0;
+    for (size_t i = 0; i < pids.size(); ++i) lingering += i < linger.size() && linger[i] && pids[i] > 0 ? 1 : 0;
     while (remaining > 0) {
+        if (remaining == lingering) {
+            killAll(pids, results, false);
+            break;
+        }
         for (size_t i = 0; i < pids.size(); ++i) {
             if (pids[i] <= 0) continue;
             int status = 0;
@@ -36,16 +55,12 @@ std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::strin
                 results[i].exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
                 pids[i] = 0;
                 --remaining;
+                if (i < linger.size() && linger[i]) --lingering;
             }
         }
         if (remaining == 0) break;
         if (std::chrono::steady_clock::now() > deadline) {
-            for (size_t i = 0; i < pids.size(); ++i) {
-                if (pids[i] <= 0) continue;
-                kill(pids[i], SIGKILL);
-                waitpid(pids[i], nullptr, 0);
-                results[i].timedOut = true;
-            }
+            killAll(pids, results, true);
             break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));

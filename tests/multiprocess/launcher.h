@@ -12,7 +12,10 @@ struct ProcessResult {
     bool timedOut = false;
 };
 
-std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& argvs, int timeoutSec);
+// `linger[i]`: process i may never exit by itself (a stopped rank); it is killed once
+// every other process has exited.
+std::vector<ProcessResult> runProcesses(const std::vector<std::vector<std::string>>& argvs, int timeoutSec,
+                                        const std::vector<bool>& linger = {});
 std::string tempPath(const std::string& stem);
 uint16_t freeTcpPort();
 

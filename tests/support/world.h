@@ -23,6 +23,12 @@ public:
     HcclComm comm(uint32_t r) const { return comms_[r]; }
     aclrtStream stream(uint32_t r) const { return streams_[r]; }
     bool ok() const { return initResult_ == HCCL_SUCCESS; }
+    // Hands rank r's communicator to the caller (who aborts or destroys it).
+    HcclComm release(uint32_t r) {
+        HcclComm c = comms_[r];
+        comms_[r] = nullptr;
+        return c;
+    }
     HcclResult initResult() const { return initResult_; }
 
     // body(rank) on n threads; returns the per-rank results.

@@ -34,6 +34,10 @@ public:
     bool canSleep() const override { return true; }
     bool beginSleep(uint32_t stamp, SleepWord* word) override;
     void endSleep() override { myBell_->asleep.fetch_sub(1, std::memory_order_seq_cst); }
+    void wakeWaiter() override {
+        myBell_->rings.fetch_add(1, std::memory_order_seq_cst);
+        wakeWord(&myBell_->rings);
+    }
     bool sharesMemory() const override { return true; }
     char* mapPeerRegion(const SharedRegion& r, std::string* why) override;
 

@@ -71,13 +71,14 @@ void Acceptor::purgeStale() {
     while (!pending_.empty() && now - pending_.front().arrived > keep) pending_.pop_front();
 }
 
-Fd Acceptor::claim(uint64_t commId, uint32_t toRank, uint32_t fromRank, Deadline deadline, Hello* hello) {
+Fd Acceptor::claim(uint64_t commId, uint32_t toRank, uint32_t fromRank, Purpose purpose, Deadline deadline,
+                   Hello* hello) {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
         for (auto it = pending_.begin(); it != pending_.end(); ++it) {
             const Hello& h = it->hello;
             if (h.commId == commId && h.toRank == toRank && (fromRank == kAnyRank || h.fromRank == fromRank) &&
-                h.purpose == static_cast<uint16_t>(Purpose::PeerLink)) {
+                h.purpose == static_cast<uint16_t>(purpose)) {
                 *hello = h;
                 Fd fd = std::move(it->fd);
                 pending_.erase(it);

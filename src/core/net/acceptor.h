@@ -22,8 +22,8 @@ public:
     bool ok() const { return listener_.valid(); }
     const std::string& startError() const { return startError_; }
 
-    // Waits for a connection whose Hello names (commId, toRank, fromRank).
-    Fd claim(uint64_t commId, uint32_t toRank, uint32_t fromRank, Deadline deadline, Hello* hello);
+    // Waits for a connection whose Hello names (commId, toRank, fromRank, purpose).
+    Fd claim(uint64_t commId, uint32_t toRank, uint32_t fromRank, Purpose purpose, Deadline deadline, Hello* hello);
 
 private:
     Acceptor();

@@ -12,7 +12,7 @@
 
 namespace hostccl::net {
 
-enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2 };
+enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2, Health = 3 };
 
 constexpr uint32_t kAnyRank = 0xffffffffu;
 

@@ -1,0 +1,77 @@
+// The flight recorder: per communicator, a ring of its last ops (HOSTCCL_FLIGHT_
+// RECORDER_SIZE) with what each was (seq, collective, dtype, count, op, root, peer),
+// where it got to (queued, running, done, failed), the algorithm, the result and
+// wall-clock timestamps. When the communicator fails, is aborted or destroyed after a
+// failure, and on SIGUSR1, the ring is written as JSON to HOSTCCL_FLIGHT_RECORDER_DIR,
+// one file per rank; scripts/flight_recorder.py reads all ranks' files and names the
+// first op where they diverge and the ranks that never arrived.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "algorithms/coll_args.h"
+#include "hccl/hccl_types.h"
+
+namespace hostccl {
+
+class FlightRecorder {
+public:
+    // Null when HOSTCCL_FLIGHT_RECORDER_SIZE is 0.
+    static std::unique_ptr<FlightRecorder> fromEnv();
+    explicit FlightRecorder(size_t capacity);
+
+    // API thread: the op was enqueued; returns its id (ids start at 1).
+    uint64_t queued(const CollArgs& a);
+    // Stream thread.
+    void started(uint64_t id, uint64_t seq);
+    void ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit);
+
+    struct Identity {
+        std::string comm;
+        uint64_t commId;
+        uint32_t rank, size;
+        std::string host;
+        uint32_t pid;
+    };
+    // The ring as JSON, oldest op first, with who dumped it, why, and the failure.
+    std::string json(const Identity& who, const std::string& reason, HcclResult code, int64_t culprit,
+                     const std::string& failure) const;
+    // Writes json(...) to <HOSTCCL_FLIGHT_RECORDER_DIR>/hostccl-flight.<comm>.rank<r>.json;
+    // returns the path, "" when no directory is configured or writing failed (logged).
+    std::string dump(const Identity& who, const std::string& reason, HcclResult code, int64_t culprit,
+                     const std::string& failure) const;
+
+private:
+    enum class State : uint8_t { Queued, Running, Done, Failed };
+    struct Entry {
+        uint64_t id = 0;
+        uint64_t seq = 0;
+        CollType type = CollType::AllReduce;
+        HcclDataType dtype = HCCL_DATA_TYPE_FP32;
+        HcclReduceOp op = HCCL_REDUCE_SUM;
+        uint32_t root = 0, peer = 0;
+        uint64_t count = 0;  // V forms: the sum of this rank's send counts
+        State state = State::Queued;
+        HcclResult result = HCCL_SUCCESS;
+        const char* algorithm = "";
+        int64_t culprit = -1;
+        int64_t queuedUs = 0, startedUs = 0, endedUs = 0;
+    };
+    Entry* find(uint64_t id);  // null once overwritten
+
+    mutable std::mutex mutex_;
+    std::vector<Entry> ring_;
+    uint64_t next_ = 1;
+};
+
+// SIGUSR1 asks for a dump of every live communicator; installed when
+// HOSTCCL_FLIGHT_RECORDER_DIR is set and the program has no SIGUSR1 handler of its own.
+void installFlightRecorderSignal();
+// True once per SIGUSR1 received (polled by the health monitor's thread).
+bool takeFlightRecorderRequest();
+
+}  // namespace hostccl

@@ -1,0 +1,49 @@
+// The thread that drives every health session of the process (health_session.h):
+// it waits in epoll on all their channels, hands arriving bytes to their session,
+// and every heartbeat interval lets each session send heartbeats and check which
+// peers went silent. One thread for the whole process, however many communicators;
+// it also serves SIGUSR1's request for flight-recorder dumps.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace hostccl::health {
+
+class HealthSession;
+
+class HealthMonitor {
+public:
+    // Started on first use (again in a forked child, whose copy has no thread).
+    static HealthMonitor& instance();
+    // Guards every session's state.
+    std::mutex& mutex() { return mutex_; }
+    void add(HealthSession* s);
+    // When this returns the monitor no longer touches `s`.
+    void remove(HealthSession* s);
+
+    // HOSTCCL_HEARTBEAT_INTERVAL and HOSTCCL_HEARTBEAT_TIMEOUT (0: silence is never a failure).
+    static std::chrono::milliseconds interval();
+    static std::chrono::milliseconds silenceLimit();
+
+private:
+    HealthMonitor();
+    void run();
+    void serve(uint64_t watchId, std::chrono::steady_clock::time_point now);
+
+    struct Watch {
+        HealthSession* session;
+        size_t peer;
+    };
+    std::mutex mutex_;
+    int epoll_ = -1;
+    uint64_t nextWatch_ = 1;
+    std::unordered_map<uint64_t, Watch> watches_;
+    std::vector<HealthSession*> sessions_;
+};
+
+}  // namespace hostccl::health
