@@ -12,6 +12,7 @@ packages=(
   libbenchmark-dev                 # micro-benchmarks
   libcli11-dev                     # command lines of the tools
   iproute2                         # network-namespace tests
+  clang libclang-rt-dev            # sanitizer builds and libFuzzer targets (scripts/sanitize.sh)
 )
 
 missing=()

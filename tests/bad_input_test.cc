@@ -1,15 +1,11 @@
 // Bad input through the public API: the matching HcclResult, and nothing changed
 // (outputs untouched, the communicator still works afterwards).
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <fstream>
-#include <thread>
 
-#include "core/bootstrap/root_info.h"
-#include "core/net/socket.h"
 #include "hostccl/hostccl.h"
 #include "tests/support/world.h"
 
@@ -220,54 +216,6 @@ TEST(BadInput, MismatchedOperationsFailInsteadOfHanging) {
         int32_t x = 1;
         EXPECT_EQ(HcclAllReduce(&x, &x, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, w.comm(r), w.stream(r)), async);
     }
-}
-
-// Strangers connect to the rendezvous port during init (garbage, a silent
-// connection, a wrong secret); the job still forms and works.
-TEST(BadInput, HostileConnectionsDoNotBreakInit) {
-    HcclRootInfo root;
-    ASSERT_EQ(HcclGetRootInfo(&root), HCCL_SUCCESS);
-    RootInfo info;
-    std::string why;
-    ASSERT_TRUE(decodeRootInfo(&root, &info, &why));
-    std::vector<net::Fd> strangers;
-    auto dial = [&] {
-        std::string err;
-        return net::connectTcp(net::Endpoint{info.ip, info.port}, Deadline::after(std::chrono::seconds(5)), &err);
-    };
-    for (int i = 0; i < 3; ++i) strangers.push_back(dial());
-    const char garbage[] = "GET / HTTP/1.0\r\n\r\n";
-    ::send(strangers[0].get(), garbage, sizeof garbage, MSG_NOSIGNAL);  // [1] stays silent
-    RootInfo forged = info;
-    forged.secret.k0 ^= 0x1234;
-    HcclRootInfo forgedBlob;
-    encodeRootInfo(forged, &forgedBlob);
-    std::thread impostor([&] {  // a full client with the wrong secret
-        HcclComm c = nullptr;
-        EXPECT_NE(HcclCommInitRootInfo(2, &forgedBlob, 0, &c), HCCL_SUCCESS);
-    });
-    HcclComm comms[2] = {nullptr, nullptr};
-    std::vector<std::thread> ranks;
-    std::vector<HcclResult> rcs(2);
-    for (uint32_t r = 0; r < 2; ++r)
-        ranks.emplace_back([&, r] { rcs[r] = HcclCommInitRootInfo(2, &root, r, &comms[r]); });
-    for (auto& t : ranks) t.join();
-    impostor.join();
-    ASSERT_EQ(rcs[0], HCCL_SUCCESS);
-    ASSERT_EQ(rcs[1], HCCL_SUCCESS);
-    std::vector<int64_t> a(3, 5), b(3, 7);
-    aclrtStream s0, s1;
-    aclrtCreateStream(&s0);
-    aclrtCreateStream(&s1);
-    HcclAllReduce(a.data(), a.data(), 3, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comms[0], s0);
-    HcclAllReduce(b.data(), b.data(), 3, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comms[1], s1);
-    EXPECT_EQ(aclrtSynchronizeStream(s0), 0);
-    EXPECT_EQ(aclrtSynchronizeStream(s1), 0);
-    EXPECT_EQ(a, std::vector<int64_t>(3, 12));
-    EXPECT_EQ(b, std::vector<int64_t>(3, 12));
-    for (auto c : comms) HcclCommDestroy(c);
-    aclrtDestroyStream(s0);
-    aclrtDestroyStream(s1);
 }
 
 // A rank that never arrives: init gives up after HCCL_CONNECT_TIMEOUT with

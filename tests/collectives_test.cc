@@ -25,7 +25,8 @@ using Param = std::tuple<std::string, uint32_t>;
 class Matrix : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Matrix, ExactResultsOnEveryRank) {
-    const auto& [family, n] = GetParam();
+    const std::string family = std::get<0>(GetParam());
+    const uint32_t n = std::get<1>(GetParam());
     World& w = world(n);
     ASSERT_TRUE(w.ok()) << "HcclCommInitAll failed: " << w.initResult();
     for (const MatrixCase& c : matrixCases(family, n)) {

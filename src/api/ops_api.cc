@@ -59,6 +59,20 @@ uint64_t extent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>
 
 }  // namespace
 
+namespace hostccl {
+namespace {
+// An enum field of a caller's struct as the integer it holds (a C caller may store
+// any value; loading it as the enum type would be undefined).
+template <typename E>
+int32_t rawEnum(const E& field) {
+    static_assert(sizeof(E) == sizeof(int32_t), "HCCL enums are int-sized");
+    int32_t v;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
+}  // namespace
+}  // namespace hostccl
+
 extern "C" {
 
 HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
@@ -272,10 +286,12 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, H
     if (itemNum > 0 && sendRecvInfo == nullptr) return fail(HCCL_E_PTR, c->site(fn), "sendRecvInfo is NULL");
     for (uint32_t i = 0; i < itemNum; ++i) {
         const HcclSendRecvItem& it = sendRecvInfo[i];
-        if (it.sendRecvType != HCCL_SEND && it.sendRecvType != HCCL_RECV)
-            return fail(HCCL_E_PARA, c->site(fn), "item {}: sendRecvType {} is neither HCCL_SEND nor HCCL_RECV", i,
-                        static_cast<int>(it.sendRecvType));
-        HOSTCCL_CHECK(checkType(it.dataType, fn));
+        // The caller's enum fields may hold any integer: read them as integers first.
+        const int32_t type = rawEnum(it.sendRecvType), dtype = rawEnum(it.dataType);
+        if (type != HCCL_SEND && type != HCCL_RECV)
+            return fail(HCCL_E_PARA, c->site(fn), "item {}: sendRecvType {} is neither HCCL_SEND nor HCCL_RECV", i, type);
+        if (!dtypeValueValid(dtype))
+            return fail(HCCL_E_PARA, c->site(fn), "item {}: invalid data type {}", i, dtype);
         HOSTCCL_CHECK(checkRank(it.remoteRank, *c, fn, "remoteRank"));
         if (it.remoteRank == c->rank()) return fail(HCCL_E_PARA, c->site(fn), "item {}: remoteRank is this rank", i);
         HOSTCCL_CHECK(checkBuffer(it.buf, it.count, 1, it.dataType, false, fn, "item buf"));

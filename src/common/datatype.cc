@@ -29,6 +29,11 @@ const TypeInfo* info(HcclDataType t) {
 }  // namespace
 
 bool dtypeValid(HcclDataType t) { return info(t) != nullptr; }
+bool dtypeValueValid(int32_t v) {
+    for (const auto& i : kTypes)
+        if (static_cast<int32_t>(i.type) == v) return true;
+    return false;
+}
 size_t dtypeSize(HcclDataType t) { return info(t) ? info(t)->size : 0; }
 const char* dtypeName(HcclDataType t) { return info(t) ? info(t)->name : "invalid"; }
 bool dtypeReducible(HcclDataType t) { return info(t) && info(t)->reducible; }

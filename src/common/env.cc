@@ -23,6 +23,8 @@ const std::vector<Var>& registry() {
         // Bootstrap and network.
         {"HCCL_IF_IP", "", "IP address this process advertises and the root listens on."},
         {"HCCL_SOCKET_IFNAME", "", "Interface selection: prefixes, ^prefix to exclude, =name exact, ^=name exclude exact."},
+        {"HCCL_WHITELIST_DISABLE", "1", "0 admits connections only from the hosts listed in HCCL_WHITELIST_FILE."},
+        {"HCCL_WHITELIST_FILE", "", "JSON {\"host_ip\": [\"10.0.0.1\", ...]}: the hosts admitted when HCCL_WHITELIST_DISABLE=0."},
         {"HCCL_IF_BASE_PORT", "", "First port the root-info listener tries (it scans 32 ports from there); unset = any free port."},
         {"HOSTCCL_RANKTABLE_PORT", "16666", "Rendezvous port of a rank table whose rank 0 has neither host_port nor device_port."},
         {"HCCL_BUFFSIZE", "200", "MB; accepted for compatibility (hostccl sizes its own staging). Config hcclBufferSize wins."},

@@ -1,5 +1,6 @@
 #include "common/reduce_f16c.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstdint>
@@ -48,8 +49,18 @@ HOSTCCL_F16C void reduceHalf(void* dst, const void* a, const void* b, size_t n) 
 
 }  // namespace
 
+// From CPUID leaf 1 (ECX: bit 27 OSXSAVE, 28 AVX, 29 F16C) and XCR0 (the OS saves
+// the YMM state): clang has no __builtin_cpu_supports("f16c").
 bool cpuHasF16c() {
-    static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    static const bool has = [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+        const unsigned need = (1u << 27) | (1u << 28) | (1u << 29);
+        if ((c & need) != need) return false;
+        unsigned lo = 0, hi = 0;
+        __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+        return (lo & 0x6) == 0x6;
+    }();
     return has;
 }
 

@@ -15,6 +15,7 @@
 #include "core/bootstrap/root_info.h"
 #include "core/launcher_env.h"
 #include "core/net/acceptor.h"
+#include "core/net/whitelist.h"
 #include "core/topology/machine.h"
 #include "runtime/device.h"
 
@@ -62,6 +63,7 @@ HcclResult gatherAndCreate(const net::Endpoint& server, const Secret& secret, ui
     site.rank = rank;
     site.op = "init";
     PeerInfo self;
+    HOSTCCL_CHECK(net::loadWhitelist());  // before the peer listener admits anyone
     HOSTCCL_CHECK(selfInfo(rank, std::move(hostId), &self, site));
     std::vector<PeerInfo> table;
     HOSTCCL_CHECK(bootstrap::joinRendezvous(server, secret, id, nRanks, self, &table, connectDeadline(), site));
@@ -72,6 +74,7 @@ HcclResult gatherAndCreate(const net::Endpoint& server, const Secret& secret, ui
 }  // namespace
 
 HcclResult makeRootInfo(HcclRootInfo* out) {
+    HOSTCCL_CHECK(net::loadWhitelist());
     RootInfo info;
     info.ip = net::chooseLocalIp();
     info.secret = randomSecret();
@@ -114,6 +117,7 @@ HcclResult initFromRankTable(const char* path, uint32_t rank, const CommOptions&
     Secret secret{siphash24(Secret{0x686f737463636c31ULL, 0x72616e6b7461626cULL}, content.data(), content.size()),
                   siphash24(Secret{0x7461626c65736563ULL, 0x72657431686f7374ULL}, content.data(), content.size())};
     uint64_t id = siphash24(secret, "rank-table", 10);
+    HOSTCCL_CHECK(net::loadWhitelist());
     if (rank == 0) {
         bootstrap::RendezvousSpec spec{"", port, secret, id};
         uint16_t bound = 0;
@@ -135,6 +139,7 @@ HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
     Secret secret{siphash24(Secret{0x6c61756e63686572ULL, 0x2d6a6f622d6b6579ULL}, material.data(), material.size()),
                   siphash24(Secret{0x6b65792d6a6f622dULL, 0x72656863616e756cULL}, material.data(), material.size())};
     uint64_t id = siphash24(secret, "launcher", 8);
+    HOSTCCL_CHECK(net::loadWhitelist());
     if (info.rank == 0) {
         bootstrap::RendezvousSpec spec{"", info.rootPort, secret, id};
         uint16_t bound = 0;

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -24,7 +25,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr int kVictimStep = 20;
-constexpr uint64_t kCount = 1 << 22;  // 16 MiB of int32: an op lasts long enough to die inside it
+// 16 MiB of int32 (HOSTCCL_FAULT_TEST_COUNT in the sanitizer builds): an op lasts
+// long enough to die inside it.
+const uint64_t kCount = std::getenv("HOSTCCL_FAULT_TEST_COUNT") ? std::strtoull(std::getenv("HOSTCCL_FAULT_TEST_COUNT"), nullptr, 10) : 1 << 22;
 
 int64_t wallNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -75,7 +75,8 @@ using MatrixParam = std::tuple<std::string, uint32_t>;
 class ProcessMatrix : public ::testing::TestWithParam<MatrixParam> {};
 
 TEST_P(ProcessMatrix, ExactResultsOnEveryRank) {
-    const auto& [family, n] = GetParam();
+    const std::string family = std::get<0>(GetParam());
+    const uint32_t n = std::get<1>(GetParam());
     std::string file = tempPath("matrix-" + family + "-" + std::to_string(n));
     std::remove(file.c_str());
     std::vector<std::vector<std::string>> argvs;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "tests/support/values.h"
 
 namespace hostccl::test {
@@ -52,7 +54,8 @@ void addReductions(std::vector<MatrixCase>& out, const char* family, uint32_t n,
                 for (bool inPlace : {false, true})
                     if (!isLarge(count) || op == HCCL_REDUCE_SUM)
                         out.push_back({caseName(family, t, reduceOpName(op), count, inPlace),
-                                   [=](const RankContext& c) { return f(c, t, op, count, inPlace); }});
+                                       [=](const RankContext& c) { return f(c, t, op, count, inPlace); },
+                                       isLarge(count)});
 }
 
 void addMoves(std::vector<MatrixCase>& out, const char* family, uint32_t n, bool perRank, bool withInPlace,
@@ -62,7 +65,7 @@ void addMoves(std::vector<MatrixCase>& out, const char* family, uint32_t n, bool
             for (bool inPlace : {false, true}) {
                 if (inPlace && !withInPlace) continue;
                 out.push_back({caseName(family, t, "", count, inPlace),
-                               [=](const RankContext& c) { return f(c, t, count, inPlace); }});
+                               [=](const RankContext& c) { return f(c, t, count, inPlace); }, isLarge(count)});
             }
 }
 
@@ -252,7 +255,7 @@ const std::vector<std::string>& matrixFamilies() {
     return f;
 }
 
-std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n) {
+std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n, bool withLarge) {
     std::vector<MatrixCase> out;
     auto once = [&](const char* name, auto f) {  // one case per dtype (layout fixed by the family)
         for (HcclDataType t : allTypes()) out.push_back({caseName(name, t, "", 0, false), [=](const RankContext& c) { return f(c, t); }});
@@ -278,6 +281,7 @@ std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n) {
     if (family == "BatchSendRecv")
         addMoves(out, "BatchSendRecv", n, false, false, [](const RankContext& c, HcclDataType t, uint64_t n, bool) { return sendRecv(c, t, n, true); });
     if (family == "Barrier") out.push_back({"Barrier rounds", barrierRounds});
+    if (!withLarge) out.erase(std::remove_if(out.begin(), out.end(), [](const MatrixCase& c) { return c.large; }), out.end());
     return out;
 }
 

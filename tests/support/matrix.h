@@ -24,11 +24,13 @@ struct MatrixCase {
     std::string name;
     // "" on success, else what went wrong on this rank.
     std::function<std::string(const RankContext&)> run;
+    bool large = false;  // the multi-megabyte count
 };
 
 // Families: AllReduce, Reduce, ReduceScatter, ReduceScatterV, Broadcast, AllGather,
 // AllGatherV, Scatter, AlltoAll, AlltoAllV, AlltoAllVC, SendRecv, BatchSendRecv, Barrier.
 const std::vector<std::string>& matrixFamilies();
-std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t nranks);
+// `withLarge`: include the multi-megabyte case (several pipeline chunks per rank).
+std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t nranks, bool withLarge = true);
 
 }  // namespace hostccl::test

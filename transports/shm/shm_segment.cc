@@ -6,24 +6,47 @@
 
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <new>
 
 #include "common/siphash.h"
 
 namespace hostccl::transport::shm {
 
-Mapping::~Mapping() {
-    if (seg_ != nullptr) munmap(seg_, sizeof(Segment));
-}
-
-static Segment* mapFd(int fd, std::string* err) {
+namespace {
+std::shared_ptr<Segment> mapFd(int fd, std::string* err) {
     void* p = mmap(nullptr, sizeof(Segment), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         *err = std::string("mmap: ") + std::strerror(errno);
         return nullptr;
     }
-    return static_cast<Segment*>(p);
+    return std::shared_ptr<Segment>(static_cast<Segment*>(p), [](Segment* s) { munmap(s, sizeof(Segment)); });
 }
+
+// This process's mappings by segment name, for a peer in the same process.
+struct Mapped {
+    std::mutex mutex;
+    std::map<std::string, std::weak_ptr<Segment>> byName;
+};
+Mapped& mapped() {
+    static Mapped* m = new Mapped;
+    return *m;
+}
+
+void remember(const std::string& name, const std::shared_ptr<Segment>& seg) {
+    std::lock_guard<std::mutex> lock(mapped().mutex);
+    auto& byName = mapped().byName;
+    for (auto it = byName.begin(); it != byName.end();) it = it->second.expired() ? byName.erase(it) : std::next(it);
+    byName[name] = seg;
+}
+
+std::shared_ptr<Segment> recall(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mapped().mutex);
+    auto it = mapped().byName.find(name);
+    return it == mapped().byName.end() ? nullptr : it->second.lock();
+}
+}  // namespace
 
 Mapping Mapping::create(std::string* name, std::string* err) {
     Mapping m;
@@ -56,11 +79,14 @@ Mapping Mapping::create(std::string* name, std::string* err) {
         new (&r.tail.value) std::atomic<uint64_t>(0);
         new (&r.acked.value) std::atomic<uint64_t>(0);
     }
+    remember(*name, m.seg_);
     return m;
 }
 
 Mapping Mapping::open(const std::string& name, std::string* err) {
     Mapping m;
+    m.seg_ = recall(name);  // the creator is a rank of this process
+    if (m.seg_ != nullptr) return m;
     int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
     if (fd < 0) {
         *err = std::string("shm_open ") + name + ": " + std::strerror(errno);

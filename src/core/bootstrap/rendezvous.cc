@@ -1,4 +1,5 @@
 #include "core/bootstrap/rendezvous.h"
+#include "core/bootstrap/rendezvous_wire.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -13,65 +14,13 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "core/net/handshake.h"
+#include "core/net/whitelist.h"
 
 namespace hostccl::bootstrap {
 
 namespace {
 
 constexpr auto kStepTimeout = std::chrono::milliseconds(3000);  // per-connection handshake bound
-
-struct WireEntry {
-    uint32_t rank;
-    uint32_t nRanks;
-    char ip[64];
-    uint16_t port;
-    uint16_t reserved;
-    int32_t device;
-    uint32_t pid;
-    uint16_t hostCores;
-    uint16_t hostNumaNodes;
-    char hostId[176];
-};
-static_assert(sizeof(WireEntry) == 264, "wire layout");
-
-struct WireStatus {
-    uint32_t code;  // HcclResult
-    char reason[124];
-};
-
-WireEntry toWire(const PeerInfo& p, uint32_t nRanks) {
-    WireEntry w{};
-    w.rank = p.rank;
-    w.nRanks = nRanks;
-    std::strncpy(w.ip, p.ip.c_str(), sizeof w.ip - 1);
-    w.port = p.port;
-    w.device = p.device;
-    w.pid = p.pid;
-    w.hostCores = p.hostCores;
-    w.hostNumaNodes = p.hostNumaNodes;
-    std::strncpy(w.hostId, p.hostId.c_str(), sizeof w.hostId - 1);
-    return w;
-}
-
-PeerInfo fromWire(const WireEntry& w) {
-    PeerInfo p;
-    p.rank = w.rank;
-    p.ip = std::string(w.ip, strnlen(w.ip, sizeof w.ip));
-    p.port = w.port;
-    p.device = w.device;
-    p.pid = w.pid;
-    p.hostCores = w.hostCores;
-    p.hostNumaNodes = w.hostNumaNodes;
-    p.hostId = std::string(w.hostId, strnlen(w.hostId, sizeof w.hostId));
-    return p;
-}
-
-WireStatus status(HcclResult code, const std::string& reason) {
-    WireStatus s{};
-    s.code = code;
-    std::strncpy(s.reason, reason.c_str(), sizeof s.reason - 1);
-    return s;
-}
 
 net::Fd bindServer(const RendezvousSpec& spec, std::string* err) {
     if (spec.port != 0) return net::listenTcp(spec.bindIp, spec.port, err);
@@ -123,6 +72,10 @@ private:
     }
 
     void startHandshake(net::Fd fd) {
+        if (!net::whitelistAdmits(net::peerIp(fd.get()))) {
+            log::warn("rendezvous: dropped a connection from {}: not in HCCL_WHITELIST_FILE", net::peerIp(fd.get()));
+            return;
+        }
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (active_ >= kMaxConcurrentHandshakes) {
@@ -155,7 +108,8 @@ private:
             return;
         }
         std::lock_guard<std::mutex> lock(mutex_);
-        std::string problem = validate(entry);
+        std::string problem;
+        if (checkEntry(entry, &problem)) problem = validate(entry);
         if (!problem.empty()) {
             log::error("rendezvous: rejected rank {}: {}", entry.rank, problem);
             sendStatus(fd.get(), status(HCCL_E_PARA, problem));
@@ -174,11 +128,10 @@ private:
         }
     }
 
+    // What one entry cannot know: agreement with the entries before it.
     std::string validate(const WireEntry& e) const {
-        if (e.nRanks == 0) return "nRanks is 0";
         if (nRanks_ != 0 && e.nRanks != nRanks_)
             return fmt::format("nRanks {} differs from the {} the first rank gave", e.nRanks, nRanks_);
-        if (e.rank >= e.nRanks) return fmt::format("rank {} is not below nRanks {}", e.rank, e.nRanks);
         if (nRanks_ != 0 && conns_[e.rank].valid()) return fmt::format("rank {} joined twice", e.rank);
         return "";
     }
@@ -238,14 +191,15 @@ HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uin
         return fail(err == "timed out" ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT, site,
                     "rendezvous at {}: waiting for the other ranks: {}", server.str(), err);
     if (st.code != HCCL_SUCCESS)
-        return fail(static_cast<HcclResult>(st.code), site, "rendezvous refused: {}",
-                    std::string(st.reason, strnlen(st.reason, sizeof st.reason)));
+        return fail(statusCode(st), site, "rendezvous refused: {}", statusReason(st));
     std::vector<WireEntry> wire(nRanks);
     if (!net::recvAll(fd.get(), wire.data(), wire.size() * sizeof(WireEntry), deadline, &err))
         return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: reading the table: {}", server.str(), err);
     table->clear();
     for (uint32_t r = 0; r < nRanks; ++r) {
-        if (wire[r].rank != r) return fail(HCCL_E_INTERNAL, site, "rendezvous table entry {} names rank {}", r, wire[r].rank);
+        std::string why = "names another rank or size";
+        if (!checkEntry(wire[r], &why) || wire[r].rank != r || wire[r].nRanks != nRanks)
+            return fail(HCCL_E_INTERNAL, site, "rendezvous table entry {} is malformed: {}", r, why);
         table->push_back(fromWire(wire[r]));
     }
     return HCCL_SUCCESS;

@@ -4,6 +4,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "core/net/whitelist.h"
 
 namespace hostccl::net {
 
@@ -34,7 +35,12 @@ void Acceptor::run() {
         std::string err;
         Fd fd = acceptTcp(listener_.get(), Deadline::after(std::chrono::milliseconds(500)), &err);
         purgeStale();
-        if (fd.valid()) readHelloAsync(std::move(fd));
+        if (!fd.valid()) continue;
+        if (!whitelistAdmits(peerIp(fd.get()))) {
+            log::warn("dropped a connection from {}: not in HCCL_WHITELIST_FILE", peerIp(fd.get()));
+            continue;
+        }
+        readHelloAsync(std::move(fd));
     }
 }
 

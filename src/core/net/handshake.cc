@@ -39,13 +39,20 @@ Hello makeHello(Purpose purpose, uint64_t commId, uint32_t fromRank, uint32_t to
     return Hello{kMagic, kVersion, static_cast<uint16_t>(purpose), commId, fromRank, toRank, randomU64()};
 }
 
-bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err) {
-    if (!recvAll(fd, hello, sizeof *hello, deadline, err)) return false;
-    if (hello->magic != kMagic || hello->version != kVersion) {
+bool checkHello(const Hello& h, std::string* err) {
+    if (h.magic != kMagic || h.version != kVersion) {
         *err = "not a hostccl peer (bad magic or version)";
         return false;
     }
+    if (h.purpose < uint16_t(Purpose::Rendezvous) || h.purpose > uint16_t(Purpose::Health)) {
+        *err = "unknown connection purpose " + std::to_string(h.purpose);
+        return false;
+    }
     return true;
+}
+
+bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err) {
+    return recvAll(fd, hello, sizeof *hello, deadline, err) && checkHello(*hello, err);
 }
 
 bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err) {

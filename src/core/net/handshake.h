@@ -29,7 +29,9 @@ static_assert(sizeof(Hello) == 32, "wire layout");
 
 Hello makeHello(Purpose purpose, uint64_t commId, uint32_t fromRank, uint32_t toRank);
 
-// Reads a Hello and checks its magic and version.
+// Whether a Hello read from the wire is well formed (magic, version, purpose).
+bool checkHello(const Hello& hello, std::string* err);
+// Reads a Hello and checks it.
 bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err);
 
 // Client: sends `hello`, checks the server's proof, sends its own, waits for acceptance.
