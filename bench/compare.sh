@@ -48,7 +48,7 @@ field() {
 small_size() { case $1 in allgather|reducescatter|alltoall) echo $((8 * $2)) ;; *) echo 8 ;; esac; }
 # A peer that takes longer than this for one run shows no value (it timed out).
 run_timeout=${HOSTCCL_COMPARE_TIMEOUT:-120}
-port() { echo $((20000 + RANDOM % 30000)); }
+port() { echo $((20000 + RANDOM % 12000)); }
 # Every library gets the same warm-up: 100 calls of a small size (hostccl's first
 # few dozen calls after init are slow), 2 of a large one.
 warmup_for() { if [ "$1" -ge 1048576 ]; then echo 2; else echo 100; fi; }

@@ -33,7 +33,7 @@ n=$((2 * per_host))
 
 # run COLL HCCL_ALGO-or-auto: rank 0's table in $logs/COLL.ALGO
 run() {
-    local coll=$1 algo=$2 port=$((20000 + RANDOM % 30000)) pids=() envs=()
+    local coll=$1 algo=$2 port=$((20000 + RANDOM % 12000)) pids=() envs=()
     [ "$algo" != auto ] && envs=("HCCL_ALGO=$coll=level0:NA;level1:$algo")
     for r in $(seq 0 $((n - 1))); do
         local cmd=(env -u HCCL_ALGO "${envs[@]}" RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per_host))

@@ -12,7 +12,7 @@ export HOSTCCL_COST_MODEL="shm=2us/4GBps tcp=30us/0.125GBps reduce=8GBps copy=8G
 tool=$1
 out=$(mktemp /tmp/hostccl-topology.XXXXXX)
 trap 'rm -f "$out"*' EXIT
-port=$((20000 + RANDOM % 30000))
+port=$((20000 + RANDOM % 12000))
 pids=()
 for rank in 0 1 2 3; do
     env -u HCCL_ALGO -u HOSTCCL_TRANSPORT RANK=$rank WORLD_SIZE=4 LOCAL_RANK=$((rank % 2)) \

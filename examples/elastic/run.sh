@@ -5,7 +5,8 @@
 set -u
 bin=${1:?usage: run.sh <elastic_example binary> [flags]}
 shift
-port=$(( 20000 + RANDOM % 20000 ))
+# Below the ephemeral range (32768 on), where an outgoing connection may hold the port.
+port=$(( 20000 + RANDOM % 12000 ))
 out=$(mktemp -d /tmp/hostccl-elastic.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 pids=()

@@ -8,7 +8,8 @@ n=3
 status=0
 run_scheme() {
     local name=$1; shift
-    local port=$((20000 + RANDOM % 30000))
+    # Below the ephemeral range (32768 on), where any outgoing connection may hold the port.
+    local port=$((20000 + RANDOM % 12000))
     local pids=() out=/tmp/hostccl-launcher-$$-$name
     for rank in $(seq 0 $((n - 1))); do
         env "$@" HOSTCCL_ROOT_ADDR=127.0.0.1:$port $(scheme_vars "$name" "$rank") \
@@ -34,7 +35,7 @@ scheme_vars() {
 }
 for scheme in openmpi mpich slurm torchrun; do run_scheme $scheme; done
 # torchrun's own variables as the meeting point
-port=$((20000 + RANDOM % 30000))
+port=$((20000 + RANDOM % 12000))
 for r in 0 1; do
     env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r MASTER_ADDR=localhost MASTER_PORT=$port timeout 120 "$tool" -b 8 -e 1K -f 8 -n 2 -w 1 \
         >/tmp/hostccl-master-$$-$r 2>&1 &

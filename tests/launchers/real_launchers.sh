@@ -13,10 +13,10 @@ check() {
     ran=1
 }
 if command -v mpirun.openmpi >/dev/null; then
-    check "Open MPI mpirun" mpirun.openmpi --allow-run-as-root --oversubscribe -np 4 -x HOSTCCL_ROOT_ADDR=127.0.0.1:$((20000 + RANDOM % 30000))
+    check "Open MPI mpirun" mpirun.openmpi --allow-run-as-root --oversubscribe -np 4 -x HOSTCCL_ROOT_ADDR=127.0.0.1:$((20000 + RANDOM % 12000))
 fi
 if command -v mpiexec.mpich >/dev/null; then
-    check "MPICH mpiexec" mpiexec.mpich -n 4 -env HOSTCCL_ROOT_ADDR 127.0.0.1:$((20000 + RANDOM % 30000))
+    check "MPICH mpiexec" mpiexec.mpich -n 4 -env HOSTCCL_ROOT_ADDR 127.0.0.1:$((20000 + RANDOM % 12000))
 fi
 [ $ran -eq 1 ] || { echo "SKIPPED: neither Open MPI's mpirun nor MPICH's mpiexec is installed (bench/compare.sh installs them)"; exit 77; }
 exit $status
