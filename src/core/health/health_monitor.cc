@@ -84,6 +84,7 @@ void HealthMonitor::serve(uint64_t watchId, std::chrono::steady_clock::time_poin
 void HealthMonitor::run() {
     const auto tick = interval() / 2;  // a heartbeat is never later than half an interval
     auto nextTick = std::chrono::steady_clock::now();
+    auto lastLoop = nextTick;
     epoll_event events[64];
     for (;;) {
         int n = epoll_ >= 0 ? ::epoll_wait(epoll_, events, 64, static_cast<int>(tick.count()))
@@ -91,7 +92,13 @@ void HealthMonitor::run() {
         if (takeFlightRecorderRequest()) dumpAllFlightRecords("SIGUSR1");
         std::lock_guard<std::mutex> lock(mutex_);
         auto now = std::chrono::steady_clock::now();
+        // This thread itself went unscheduled (the process was stopped, the machine
+        // overloaded): the peers' heartbeats wait unread, so their silence is ours.
+        const bool wasAway = now - lastLoop > 4 * interval();
+        lastLoop = now;
         for (int i = 0; i < n; ++i) serve(events[i].data.u64, now);
+        if (wasAway)
+            for (HealthSession* s : sessions_) s->forgiveSilence(now);
         if (now < nextTick) continue;
         nextTick = now + tick;
         for (HealthSession* s : sessions_) s->tick(now);

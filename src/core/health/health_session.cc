@@ -188,6 +188,11 @@ void HealthSession::tick(Clock::time_point now) {
     }
 }
 
+void HealthSession::forgiveSilence(Clock::time_point now) {
+    for (Peer& p : peers_)
+        if (p.state == State::Live) p.lastHeard = now;
+}
+
 void HealthSession::sendToAll(const Frame& f) {
     std::string bytes = encodeFrame(f);
     for (Peer& p : peers_)

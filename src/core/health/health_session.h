@@ -55,6 +55,8 @@ public:
     bool watching(size_t i) const { return peers_[i].state == State::Live; }
     void onReadable(size_t i, Clock::time_point now);
     void tick(Clock::time_point now);
+    // Counts every live peer as heard now (after the monitor itself was not running).
+    void forgiveSilence(Clock::time_point now);
 
 private:
     enum class State { Live, Left, Lost };
