@@ -27,6 +27,9 @@ python3 -c "import json,sys; t=json.load(open(sys.argv[1])); assert len({e['pid'
 
 # The trace names the algorithm each op ran: recursive doubling for 8 B, the direct
 # algorithm for 1 MiB on shared memory, the ring once direct access is turned off.
+# The cost model's numbers are pinned: a probe on a loaded machine may rank the
+# candidates differently, and this checks the trace, not the selector.
+export HOSTCCL_COST_MODEL="shm=2us/4GBps tcp=30us/0.125GBps reduce=8GBps copy=8GBps"
 algorithms() {  # prints "<count>:<algorithm>" per op of rank 0's trace
     python3 - "$1" <<'PY'
 import json, sys

@@ -37,7 +37,7 @@ const double kRate = 0.1;
 struct Options {
     int steps = 60;
     int killRank = 2;  // -1: nobody dies
-    int killStep = 25;
+    int killStep = 26;  // the step in which it dies
 };
 
 // Deterministic pseudo-random numbers from an index (splitmix64).
@@ -149,8 +149,8 @@ int main(int argc, char** argv) {
     int completed = 0;  // steps this rank finished
     double loss = 0;
     while (completed < opt.steps) {
-        if (int(worldRank) == opt.killRank && completed == opt.killStep) {
-            std::printf("rank %u: dying in step %d\n", worldRank, completed);
+        if (int(worldRank) == opt.killRank && completed + 1 == opt.killStep) {
+            std::printf("rank %u: dying in step %d\n", worldRank, completed + 1);
             std::fflush(stdout);
             raise(SIGKILL);
         }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the elastic example on 4 local processes (torchrun-style environment); by
-# default rank 2 dies in step 25 and the other three shrink and finish.
+# default rank 2 dies in step 26 and the other three shrink and finish.
 # Usage: run.sh <elastic_example binary> [--steps N] [--kill-rank R] [--kill-step S]
 set -u
 bin=${1:?usage: run.sh <elastic_example binary> [flags]}
