@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
     aclrtStream stream = nullptr;
     aclrtCreateStream(&stream);
 
-    std::vector<double> w(kFeatures, 0.0), before = w;  // parameters now and before the last step
+    std::vector<double> w(kFeatures, 0.0), before = w;  // parameters after the last finished step, and the one before
     int completed = 0;  // steps this rank finished
     double loss = 0;
     while (completed < opt.steps) {
@@ -154,8 +154,10 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             raise(SIGKILL);
         }
-        before = w;
-        if (step(m, stream, w, &loss)) {
+        std::vector<double> trial = w;
+        if (step(m, stream, trial, &loss)) {
+            before = w;  // kept: a slower survivor may not have finished this step
+            w = trial;
             ++completed;
             if (m.rank == 0 && completed % 10 == 0) std::printf("step %d: loss %.6f on %u ranks\n", completed, loss, m.size);
             continue;
@@ -173,8 +175,9 @@ int main(int argc, char** argv) {
         for (uint32_t i = 0; i < m.size; ++i)
             if (std::find(gone.begin(), gone.end(), i) == gone.end()) next.worldRanks.push_back(m.worldRanks[i]);
         m = next;
-        // Some survivors may have finished the failed step before the others saw the
-        // failure: resume from the last step all of them finished.
+        // Some survivors may have finished a step that others had not when the failure
+        // reached them (they differ by at most one): resume from the last step all of
+        // them finished.
         const int agreed = int(allReduceI64(m, stream, completed, HCCL_REDUCE_MIN));
         if (agreed < completed) w = before;
         completed = agreed;
