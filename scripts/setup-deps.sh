@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev        # tests
   libbenchmark-dev                 # micro-benchmarks
   libcli11-dev                     # command lines of the tools
+  libopenblas-dev                  # GEMMs of the fused compute-communication ops
   iproute2                         # network-namespace tests
   clang libclang-rt-dev            # sanitizer builds and libFuzzer targets (scripts/sanitize.sh)
 )

@@ -31,6 +31,11 @@ extern HcclResult HostcclGetLauncherRank(uint32_t *rank, uint32_t *size, uint32_
  * size. The perf tools print it with --topology. */
 extern HcclResult HostcclCommDescribe(HcclComm comm, char *text, uint64_t capacity);
 
+/* The host of `rank`: hosts are numbered 0, 1, ... in the order of their lowest rank,
+ * so ranks with equal numbers share a machine (and shared memory). For placing groups,
+ * e.g. tensor-parallel groups inside a host. */
+extern HcclResult HostcclCommGetRankHost(HcclComm comm, uint32_t rank, uint32_t *hostIndex);
+
 /* Fault tolerance. A communicator fails as a whole: when a peer dies (its
  * connections close), stops answering heartbeats (HOSTCCL_HEARTBEAT_TIMEOUT), runs a
  * different op, or an op times out (HCCL_EXEC_TIMEOUT), the op in flight fails on every

@@ -121,4 +121,21 @@ HcclResult HostcclCommDescribe(HcclComm comm, char* text, uint64_t capacity) {
     return HCCL_SUCCESS;
 }
 
+HcclResult HostcclCommGetRankHost(HcclComm comm, uint32_t rank, uint32_t* hostIndex) {
+    const char* fn = "HostcclCommGetRankHost";
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
+    if (hostIndex == nullptr) return fail(HCCL_E_PTR, "{}: hostIndex is NULL", fn);
+    HOSTCCL_CHECK(api::checkRank(rank, *c, fn, "rank"));
+    std::vector<std::string> hosts;  // in order of first appearance
+    for (const PeerInfo& p : c->peers()) {
+        if (std::find(hosts.begin(), hosts.end(), p.hostId) == hosts.end()) hosts.push_back(p.hostId);
+        if (p.rank == rank) {
+            *hostIndex = static_cast<uint32_t>(std::find(hosts.begin(), hosts.end(), p.hostId) - hosts.begin());
+            return HCCL_SUCCESS;
+        }
+    }
+    return fail(HCCL_E_INTERNAL, "{}: rank {} missing from the rank table", fn, rank);
+}
+
 }  // extern "C"

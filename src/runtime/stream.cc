@@ -57,6 +57,7 @@ void Stream::run() {
         for (Task& task : batch) {
             int rc = task();
             task = nullptr;  // drop what the task holds before it counts as done
+            lastResult_ = rc;
             finished(rc);
         }
         batch.clear();

@@ -33,6 +33,9 @@ public:
     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the deadline passed first.
     int synchronize(Deadline deadline);
     int32_t device() const { return device_; }
+    // For a task: the result of the task that ran just before it on this stream (the
+    // C++ API's completion markers read their op's result this way).
+    int lastResult() const { return lastResult_; }
 
 private:
     void run();
@@ -51,6 +54,7 @@ private:
     std::atomic<uint64_t> completed_{0};
     std::atomic<uint64_t> wakeAt_{UINT64_MAX};
     int firstError_ = 0;
+    int lastResult_ = 0;  // written and read only on the worker thread
     bool stopping_ = false;
     std::thread worker_;
 };

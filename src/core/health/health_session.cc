@@ -116,6 +116,9 @@ void HealthSession::lose(Peer& p, HcclResult code, const std::string& why) {
 
 // Frames are handled as they arrive, so a goodbye just before the close counts.
 void HealthSession::onReadable(size_t i, Clock::time_point now) {
+    // Closed, and about to leave the monitor: a peer that closes its end after our
+    // goodbye is not a death (the monitor thread can get here between the two).
+    if (closed_) return;
     Peer& p = peers_[i];
     char buf[4096];
     while (p.state == State::Live) {
@@ -174,6 +177,7 @@ void HealthSession::handle(Peer& p, const Frame& f) {
 }
 
 void HealthSession::tick(Clock::time_point now) {
+    if (closed_) return;  // as in onReadable
     const auto silence = HealthMonitor::silenceLimit();
     for (Peer& p : peers_) {
         if (p.state != State::Live) continue;

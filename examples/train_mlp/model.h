@@ -1,0 +1,56 @@
+// The MLP: embed (features -> width, ReLU), `blocks` Megatron-style MLP blocks
+// (width -> hidden -> width: the first matrix split by columns and the second by
+// rows across the tensor-parallel group, one allreduce after each), and a head
+// (width -> classes) with softmax cross-entropy. Embed and head are replicated.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "hostccl/hostccl.hpp"
+
+namespace train_mlp {
+
+struct ModelShape {
+    uint32_t features, classes, width, hidden, blocks;
+};
+
+struct Parameter {
+    const char* name;
+    std::vector<float> value, grad;
+    bool sharded;  // a tensor-parallel shard (differs between TP ranks)
+};
+
+class Model {
+public:
+    // `tp`: the tensor-parallel group (size 1 for none). Initial values depend only
+    // on the seed and the TP rank, so every data-parallel replica starts equal.
+    Model(const ModelShape& shape, hostccl::Communicator& tp, uint64_t seed);
+
+    // Forward and backward on a batch (x: batch x features, labels), leaving the
+    // gradients (of the mean loss over this batch) in each parameter's grad.
+    // gradReady(id) is called as soon as parameter id's gradient is final, in the
+    // order of backwardOrder(). Returns the batch's mean loss.
+    double step(const std::vector<float>& x, const std::vector<uint32_t>& labels, uint32_t batch,
+                const std::function<void(size_t)>& gradReady);
+    // Parameter ids in the order backward finishes their gradients.
+    const std::vector<size_t>& backwardOrder() const { return backwardOrder_; }
+    std::vector<Parameter>& parameters() { return params_; }
+    void sgd(float lr);
+    // Milliseconds spent waiting for tensor-parallel allreduces in the last step.
+    double tpWaitMs() const { return tpWaitMs_; }
+
+private:
+    void allReduceTp(std::vector<float>& v);
+
+    ModelShape shape_;
+    hostccl::Communicator& tp_;
+    uint32_t hiddenShard_;
+    std::vector<Parameter> params_;  // embedW, embedB, blocks (a, b)..., headW, headB
+    std::vector<size_t> backwardOrder_;
+    double tpWaitMs_ = 0;
+};
+
+}  // namespace train_mlp

@@ -1,0 +1,78 @@
+// Gradient bucketing: reduces gradients while backward is still running.
+// SPDX-License-Identifier: Apache-2.0
+//
+//   hostccl::GradientBucketer buckets(comm);            // 1 MiB first bucket, then 25 MiB
+//   for (Layer& l : layers | reverse) buckets.add(l.grad); // in the order backward makes them
+//   ...backward: after each layer's gradient is written: buckets.ready(id);
+//   buckets.waitAll();                                   // every gradient now holds the average
+//   optimizer.step();
+//
+// Gradients are packed into buckets in the order they were added; a bucket is
+// averaged (asynchronously, through its compressor) as soon as all its gradients are
+// ready and every bucket before it has been launched, so all ranks launch the same
+// collectives in the same order whatever order their gradients become ready in.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <vector>
+
+#include "hostccl/compression.hpp"
+
+namespace hostccl {
+inline namespace v1 {
+
+struct BucketOptions {
+    size_t bucketBytes = size_t(25) << 20;
+    size_t firstBucketBytes = size_t(1) << 20;  // small, so communication starts early
+    bool overlap = true;  // false: launch nothing before waitAll (the no-overlap baseline)
+};
+
+class GradientBucketer {
+public:
+    // `compressor` null: plain fp32 allreduce.
+    explicit GradientBucketer(Communicator& comm, BucketOptions options = {},
+                              std::unique_ptr<GradientCompressor> compressor = nullptr);
+    ~GradientBucketer();
+
+    // Registers a gradient buffer (kept by reference); returns its id. Only before the
+    // first ready() or waitAll().
+    size_t add(std::span<float> gradient);
+    // The gradient's values are final for this step; from any thread, once per step.
+    void ready(size_t id);
+    // Launches what is left (gradients never marked ready are reduced as they are),
+    // waits, and writes each gradient's average back in place. Throws the first
+    // failure's Error. Then the next step can begin.
+    void waitAll();
+
+    struct StepStats {
+        double exposedMs = 0;     // time waitAll() spent waiting for communication
+        double commMs = 0;        // time the collectives ran
+        uint64_t wireBytes = 0;   // this step's bytes sent by this rank (see GradientCompressor)
+    };
+    const StepStats& lastStep() const { return last_; }
+    size_t bucketCount() const { return buckets_.size(); }
+    const GradientCompressor& compressor() const { return *compressor_; }
+
+private:
+    struct Bucket;
+    void build();
+    void launchReady();  // with mutex_ held
+
+    Communicator& comm_;
+    BucketOptions options_;
+    std::unique_ptr<GradientCompressor> compressor_;
+    std::vector<std::span<float>> grads_;
+    std::vector<size_t> bucketOf_, offsetOf_;
+    std::vector<std::unique_ptr<Bucket>> buckets_;
+    std::vector<bool> readyThisStep_;
+    size_t nextLaunch_ = 0;
+    uint64_t wireMark_ = 0;  // the compressor's byte count when the step began
+    std::mutex mutex_;
+    StepStats last_;
+};
+
+}  // namespace v1
+}  // namespace hostccl

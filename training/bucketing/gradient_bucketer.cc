@@ -1,0 +1,117 @@
+// Gradient bucketing: packs ready gradients into flat buckets and launches each
+// bucket's averaging as soon as it is full, in bucket order.
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "hostccl/bucketing.hpp"
+
+namespace hostccl {
+inline namespace v1 {
+
+struct GradientBucketer::Bucket {
+    std::vector<float> flat;
+    std::vector<size_t> members;  // gradient ids, in add() order
+    size_t pending = 0;           // members not yet ready this step
+    std::unique_ptr<PendingReduction> inFlight;
+};
+
+GradientBucketer::GradientBucketer(Communicator& comm, BucketOptions options,
+                                   std::unique_ptr<GradientCompressor> compressor)
+    : comm_(comm), options_(options), compressor_(compressor ? std::move(compressor) : makeCompressor("none")) {
+    if (options_.bucketBytes == 0 || options_.firstBucketBytes == 0)
+        throw Error(HCCL_E_PARA, "BucketOptions: bucket sizes must be positive");
+}
+
+GradientBucketer::~GradientBucketer() {
+    // Buffers of ops still in flight must outlive them.
+    for (auto& b : buckets_)
+        if (b->inFlight) {
+            try {
+                b->inFlight->finish();
+            } catch (const Error&) {  // the failure was the caller's to collect; do not throw from a destructor
+            }
+        }
+}
+
+size_t GradientBucketer::add(std::span<float> gradient) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!buckets_.empty()) throw Error(HCCL_E_PARA, "GradientBucketer::add after the first step began");
+    grads_.push_back(gradient);
+    return grads_.size() - 1;
+}
+
+// Fills buckets in add() order; a gradient is never split, so one larger than the
+// limit has a bucket of its own.
+void GradientBucketer::build() {
+    size_t limit = options_.firstBucketBytes;
+    bucketOf_.resize(grads_.size());
+    offsetOf_.resize(grads_.size());
+    for (size_t id = 0; id < grads_.size(); ++id) {
+        size_t bytes = grads_[id].size_bytes();
+        if (buckets_.empty() || (!buckets_.back()->members.empty() && buckets_.back()->flat.size() * sizeof(float) + bytes > limit)) {
+            if (!buckets_.empty()) limit = options_.bucketBytes;
+            buckets_.push_back(std::make_unique<Bucket>());
+        }
+        Bucket& b = *buckets_.back();
+        bucketOf_[id] = buckets_.size() - 1;
+        offsetOf_[id] = b.flat.size();
+        b.members.push_back(id);
+        b.flat.resize(b.flat.size() + grads_[id].size());
+    }
+    for (auto& b : buckets_) b->pending = b->members.size();
+    readyThisStep_.assign(grads_.size(), false);
+}
+
+void GradientBucketer::ready(size_t id) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (id >= grads_.size()) throw Error(HCCL_E_PARA, "GradientBucketer::ready: no gradient " + std::to_string(id));
+    if (buckets_.empty()) build();
+    if (readyThisStep_[id]) throw Error(HCCL_E_PARA, "GradientBucketer::ready: gradient " + std::to_string(id) +
+                                                         " marked ready twice in one step");
+    readyThisStep_[id] = true;
+    Bucket& b = *buckets_[bucketOf_[id]];
+    std::memcpy(b.flat.data() + offsetOf_[id], grads_[id].data(), grads_[id].size_bytes());
+    --b.pending;
+    if (options_.overlap) launchReady();
+}
+
+void GradientBucketer::launchReady() {
+    while (nextLaunch_ < buckets_.size() && buckets_[nextLaunch_]->pending == 0) {
+        Bucket& b = *buckets_[nextLaunch_];
+        b.inFlight = compressor_->start(comm_, std::span<float>(b.flat), nextLaunch_);
+        ++nextLaunch_;
+    }
+}
+
+void GradientBucketer::waitAll() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (buckets_.empty()) build();
+    for (size_t id = 0; id < grads_.size(); ++id) {
+        if (readyThisStep_[id]) continue;  // unused this step: reduced as it stands
+        Bucket& b = *buckets_[bucketOf_[id]];
+        std::memcpy(b.flat.data() + offsetOf_[id], grads_[id].data(), grads_[id].size_bytes());
+        --b.pending;
+    }
+    launchReady();
+    StepStats stats;
+    for (auto& b : buckets_) {
+        auto t0 = std::chrono::steady_clock::now();
+        std::unique_ptr<PendingReduction> op = std::move(b->inFlight);
+        op->finish();  // throws a failed collective's Error
+        stats.exposedMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        stats.commMs += op->runMs();
+        for (size_t id : b->members)
+            std::memcpy(grads_[id].data(), b->flat.data() + offsetOf_[id], grads_[id].size_bytes());
+        b->pending = b->members.size();
+    }
+    stats.wireBytes = compressor_->wireBytes() - wireMark_;
+    wireMark_ = compressor_->wireBytes();
+    readyThisStep_.assign(grads_.size(), false);
+    nextLaunch_ = 0;
+    last_ = stats;
+}
+
+}  // namespace v1
+}  // namespace hostccl
