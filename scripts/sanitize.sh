@@ -18,8 +18,8 @@ if ! command -v clang++ >/dev/null; then
     echo "sanitize: skipped: clang++ is not installed (scripts/setup-deps.sh installs it)"
     exit 0
 fi
-tsan_targets="bad_input_test abort_shrink_test mismatch_test hostile_input_test collectives_test"
-asan_targets="unit_test peer_failure_test fault_worker $tsan_targets"
+tsan_targets="bad_input_test abort_shrink_test mismatch_test hostile_input_test collectives_test cxx_api_test"
+asan_targets="unit_test peer_failure_test fault_worker training_test $tsan_targets"
 skip_big='Matrix.*_(5|8)ranks'
 
 build() {  # build <dir> <sanitizer> [cmake args] -- <targets>

@@ -28,3 +28,34 @@ cmake -S "$prefix/consumer" -B "$prefix/consumer/build" -DCMAKE_PREFIX_PATH="$pr
 cmake --build "$prefix/consumer/build" >/dev/null
 LD_LIBRARY_PATH=$prefix/lib "$prefix/consumer/build/consumer" | grep -q "all 4 ranks ok"
 echo "find_package: ok"
+
+# The C++ API and the training layer (C++20): two ranks average a gradient through
+# the bucketer, built with nothing but the installed headers and libraries.
+cat > "$prefix/cxx.cc" <<'CXX'
+#include <hostccl/bucketing.hpp>
+#include <atomic>
+#include <cstdio>
+#include <thread>
+int main() {
+    HcclRootInfo root = hostccl::Communicator::createRootInfo();
+    std::atomic<int> ok{0};
+    auto rank = [&](uint32_t r) {
+        hostccl::Communicator comm(root, 2, r, {.device = int32_t(r)});
+        std::vector<float> grad(1000, float(r));
+        hostccl::GradientBucketer buckets(comm);
+        buckets.add(grad);
+        buckets.ready(0);
+        buckets.waitAll();
+        if (grad == std::vector<float>(1000, 0.5f)) ++ok;
+    };
+    std::thread a(rank, 0), b(rank, 1);
+    a.join();
+    b.join();
+    std::printf(ok == 2 ? "cxx api ok\n" : "cxx api WRONG\n");
+    return ok == 2 ? 0 : 1;
+}
+CXX
+g++ -std=c++20 "$prefix/cxx.cc" -I"$prefix/include" -L"$prefix/lib" -lhostccl_training -lhccl -lascendcl -pthread \
+    -o "$prefix/cxx"
+LD_LIBRARY_PATH=$prefix/lib "$prefix/cxx" | grep -q "cxx api ok"
+echo "C++ API and training layer: ok"

@@ -41,10 +41,13 @@ public:
     // first ready() or waitAll().
     size_t add(std::span<float> gradient);
     // The gradient's values are final for this step; from any thread, once per step.
+    // May throw when the bucket it completes cannot be launched (a failed
+    // communicator); waitAll() then throws as well and resets the step.
     void ready(size_t id);
     // Launches what is left (gradients never marked ready are reduced as they are),
-    // waits, and writes each gradient's average back in place. Throws the first
-    // failure's Error. Then the next step can begin.
+    // waits, and writes each gradient's average back in place. Then the next step can
+    // begin. On a failure it waits for every op in flight, throws the first failure's
+    // Error and leaves the gradients unspecified; the next step starts clean.
     void waitAll();
 
     struct StepStats {
@@ -59,7 +62,9 @@ public:
 private:
     struct Bucket;
     void build();
-    void launchReady();  // with mutex_ held
+    void launchReady();       // these three with mutex_ held
+    StepStats finishStep();   // waits bucket by bucket, unpacks; throws a failure
+    void resetStep();
 
     Communicator& comm_;
     BucketOptions options_;

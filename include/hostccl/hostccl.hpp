@@ -2,7 +2,7 @@
 // return Work handles, for code that embeds collectives in a training loop.
 // SPDX-License-Identifier: Apache-2.0
 //
-// Built on the same core as the HCCL C API: a Communicator owns an HcclComm and a
+// C++20 (std::span). Built on the same core as the HCCL C API: a Communicator owns an HcclComm and a
 // private stream (a CPU work queue); every collective is queued on that stream and
 // returns at once. Ops run in the order they were called, so every rank must call
 // the same collectives in the same order (from one thread, or with its own

@@ -93,3 +93,32 @@ TEST(GradientBucketer, MisuseThrowsAndChangesNothing) {
         EXPECT_THROW(GradientBucketer(comm, zero), hostccl::Error);
     });
 }
+
+// A failed step throws, leaves nothing in flight, and the next step starts clean
+// (it fails again here, since the communicator stays failed, but does not crash).
+TEST(GradientBucketer, FailedStepThrowsAndResets) {
+    onRanks(2, [&](uint32_t r, Communicator& comm) {
+        std::vector<float> a(1 << 16, 1.0f), b(1 << 16, 2.0f);
+        BucketOptions options;
+        options.firstBucketBytes = 1 << 16;  // two buckets
+        GradientBucketer buckets(comm, options);
+        buckets.add(a);
+        buckets.add(b);
+        if (r == 1) comm.abort();  // rank 1 leaves before the step
+        for (int step = 0; step < 2; ++step) {
+            try {
+                buckets.ready(0);
+                buckets.ready(1);
+                buckets.waitAll();
+                ADD_FAILURE() << "rank " << r << " step " << step << " succeeded without its peer";
+            } catch (const hostccl::Error& e) {
+                if (r == 0) {
+                    EXPECT_EQ(e.code(), HCCL_E_REMOTE) << e.what();
+                }
+            }
+            // Whatever the failure left half done (a refused launch in ready()), waitAll()
+            // finishes and resets; the communicator is still failed, so it throws too.
+            EXPECT_THROW(buckets.waitAll(), hostccl::Error);
+        }
+    });
+}

@@ -2,7 +2,9 @@
 // through in time (top-k, sign), exact cases, bytes on the wire, bad specs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
 #include "on_ranks.h"
@@ -103,11 +105,23 @@ TEST(Compression, SignIsExactForEqualMagnitudes) {
     });
 }
 
-TEST(Compression, TopKWireBytes) {
+// 100 000 entries take the sampled-threshold path; the selection must still be the
+// exact top 1%: the result is the average of every rank's 1000 largest entries.
+TEST(Compression, TopKSelectsExactlyTheLargestAndCountsItsBytes) {
+    const size_t count = 100000, k = 1000;
+    std::vector<double> want(count, 0.0);
+    for (uint32_t r = 0; r < 4; ++r) {
+        auto g = randomGrad(r, count);
+        std::vector<uint32_t> idx(count);
+        std::iota(idx.begin(), idx.end(), 0u);
+        std::sort(idx.begin(), idx.end(), [&](uint32_t a, uint32_t b) { return std::fabs(g[a]) > std::fabs(g[b]); });
+        for (size_t j = 0; j < k; ++j) want[idx[j]] += g[idx[j]] / 4.0;
+    }
     onRanks(4, [&](uint32_t r, Communicator& comm) {
         auto c = makeCompressor("topk");  // 1%
-        auto g = randomGrad(r, 100000);
+        auto g = randomGrad(r, count);
         c->start(comm, std::span<float>(g), 0)->finish();
+        EXPECT_LT(maxError(g, want), 1e-6);
         EXPECT_EQ(c->wireBytes(), 3u * 1000 * 8);
         EXPECT_EQ(c->fp32WireBytes(), 2u * 3 * 100000 * 4 / 4);
     });

@@ -88,13 +88,34 @@ void GradientBucketer::launchReady() {
 void GradientBucketer::waitAll() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (buckets_.empty()) build();
-    for (size_t id = 0; id < grads_.size(); ++id) {
-        if (readyThisStep_[id]) continue;  // unused this step: reduced as it stands
-        Bucket& b = *buckets_[bucketOf_[id]];
-        std::memcpy(b.flat.data() + offsetOf_[id], grads_[id].data(), grads_[id].size_bytes());
-        --b.pending;
+    try {
+        for (size_t id = 0; id < grads_.size(); ++id) {
+            if (readyThisStep_[id]) continue;  // unused this step: reduced as it stands
+            Bucket& b = *buckets_[bucketOf_[id]];
+            std::memcpy(b.flat.data() + offsetOf_[id], grads_[id].data(), grads_[id].size_bytes());
+            --b.pending;
+        }
+        launchReady();
+        last_ = finishStep();
+    } catch (const Error&) {
+        // A failed collective (or a refused launch): let every op in flight finish
+        // with the buffers alive, and start the next step from a clean state.
+        for (auto& b : buckets_) {
+            if (b->inFlight) {
+                try {
+                    b->inFlight->finish();
+                } catch (const Error&) {  // the first failure is the one rethrown
+                }
+                b->inFlight.reset();
+            }
+        }
+        resetStep();
+        throw;
     }
-    launchReady();
+    resetStep();
+}
+
+GradientBucketer::StepStats GradientBucketer::finishStep() {
     StepStats stats;
     for (auto& b : buckets_) {
         auto t0 = std::chrono::steady_clock::now();
@@ -104,13 +125,16 @@ void GradientBucketer::waitAll() {
         stats.commMs += op->runMs();
         for (size_t id : b->members)
             std::memcpy(grads_[id].data(), b->flat.data() + offsetOf_[id], grads_[id].size_bytes());
-        b->pending = b->members.size();
     }
     stats.wireBytes = compressor_->wireBytes() - wireMark_;
-    wireMark_ = compressor_->wireBytes();
+    return stats;
+}
+
+void GradientBucketer::resetStep() {
+    for (auto& b : buckets_) b->pending = b->members.size();
     readyThisStep_.assign(grads_.size(), false);
     nextLaunch_ = 0;
-    last_ = stats;
+    wireMark_ = compressor_->wireBytes();
 }
 
 }  // namespace v1

@@ -1,6 +1,6 @@
 // fp16 / bf16: scaled by 1/n before the cast (the sum then cannot overflow where
 // the average does not), allreduced in 16 bits, cast back.
-#include "common/half.h"
+#include "training/compression/half_convert.h"
 #include "training/compression/compressors.h"
 
 namespace hostccl {
@@ -13,13 +13,12 @@ std::unique_ptr<PendingReduction> CastAllReduce::start(Communicator& comm, std::
     std::vector<uint16_t>& half = staging_[key];
     half.resize(buffer.size());
     const bool fp16 = dtype_ == HCCL_DATA_TYPE_FP16;
-    for (size_t i = 0; i < buffer.size(); ++i)
-        half[i] = fp16 ? floatToHalf(buffer[i] * scale) : floatToBf16(buffer[i] * scale);
+    toHalf(buffer.data(), scale, half.data(), buffer.size(), fp16);
     countAllReduce(half.size() * sizeof(uint16_t), buffer.size(), n);
     Work w = comm.allReduce(half.data(), half.data(), half.size(), dtype_, HCCL_REDUCE_SUM);
     uint16_t* h = half.data();
     return std::make_unique<WorkThen>(std::move(w), [buffer, h, fp16] {
-        for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = fp16 ? halfToFloat(h[i]) : bf16ToFloat(h[i]);
+        fromHalf(h, buffer.data(), buffer.size(), fp16);
     });
 }
 

@@ -27,15 +27,23 @@ void allGatherMatMul(Communicator& comm, const float* aLocal, uint64_t mLocal, u
                                          rows.size() * k, HCCL_DATA_TYPE_FP32));
     }
     fused::gemm(mLocal, n, k, aLocal, k, b, n, c + me * mLocal * n, n);
+    // Each arrived tile is one GEMM for the ranks before this one and one for those
+    // after it (their blocks are contiguous in the tile), into a scratch tile whose
+    // rows are then copied to their places in C.
+    std::vector<float> product(size_t(fused::tileRows(mLocal, tiles, 0).size() + 1) * size * n);
     for (uint32_t t = 0; t < tiles; ++t) {
         arrived[t].wait();
         fused::RowRange rows = fused::tileRows(mLocal, tiles, t);
+        const uint64_t blockElems = rows.size() * k, outElems = rows.size() * n;
         const float* tile = staging.data() + rows.begin * size * k;
+        fused::gemm(me * rows.size(), n, k, tile, k, b, n, product.data(), n);
+        fused::gemm((size - me - 1) * rows.size(), n, k, tile + (me + 1) * blockElems, k, b, n,
+                    product.data() + (me + 1) * outElems, n);
         for (uint32_t q = 0; q < size; ++q) {
-            const float* block = tile + q * rows.size() * k;
-            if (q != me) fused::gemm(rows.size(), n, k, block, k, b, n, c + (q * mLocal + rows.begin) * n, n);
+            if (q != me)
+                std::memcpy(c + (q * mLocal + rows.begin) * n, product.data() + q * outElems, outElems * sizeof(float));
             if (gatheredA != nullptr)
-                std::memcpy(gatheredA + (q * mLocal + rows.begin) * k, block, rows.size() * k * sizeof(float));
+                std::memcpy(gatheredA + (q * mLocal + rows.begin) * k, tile + q * blockElems, blockElems * sizeof(float));
         }
     }
 }

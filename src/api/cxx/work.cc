@@ -49,7 +49,7 @@ bool Work::wait(std::chrono::milliseconds timeout) const {
 }
 
 HcclResult Work::error() const {
-    if (!test()) return HCCL_SUCCESS;
+    if (state_ == nullptr || !test()) return HCCL_SUCCESS;
     return state_->result;
 }
 

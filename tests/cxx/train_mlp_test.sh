@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# examples/train_mlp end to end: the loss falls and every rank holds identical
+# parameters after every step (the example checks and fails otherwise), for
+# data-parallel, tensor-parallel, each compressor, no overlap, and ranks started as
+# processes by a launcher (torchrun-style variables); bad flags fail with a message.
+#   train_mlp_test.sh <train_mlp binary>
+set -u
+bin=${1:?usage: train_mlp_test.sh <train_mlp binary>}
+export OPENBLAS_NUM_THREADS=1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# check NAME OUTPUT: exit status 0 was seen; the loss fell to below 70% of the first.
+check() {
+    local name=$1 out=$2
+    local first final
+    first=$(sed -n 's/.* first_loss=\([^ ]*\).*/\1/p' <<<"$out")
+    final=$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")
+    if [ -z "$first" ] || ! grep -q "params_identical=yes" <<<"$out"; then fail "$name: no summary"; echo "$out"; return; fi
+    awk -v a="$first" -v b="$final" 'BEGIN { exit !(b < 0.7 * a) }' || fail "$name: loss $first -> $final did not fall"
+    echo "ok: $name: loss $first -> $final"
+}
+
+local_run() {
+    local name=$1
+    shift
+    local out
+    out=$("$bin" --steps 40 --quiet "$@" 2>&1) || { fail "$name: exit status $?"; echo "$out"; return; }
+    check "$name" "$out"
+}
+
+local_run "dp 4" --ranks 4
+local_run "dp 2 x tp 2" --ranks 4 --tp 2
+local_run "tp 3" --ranks 3 --tp 3 --hidden 255
+local_run "no overlap" --ranks 4 --no-overlap
+local_run "small buckets" --ranks 3 --batch 255 --bucket-mb 0.01 --first-bucket-mb 0.001
+for c in fp16 bf16 topk:0.05 sign; do local_run "compression $c" --ranks 4 --compression "$c"; done
+
+# Four processes under launcher variables (Communicator::fromEnvironment).
+port=$((20000 + RANDOM % 12000))
+dir=$(mktemp -d /tmp/hostccl-train-mlp.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+pids=()
+for r in 0 1 2 3; do
+    RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r MASTER_ADDR=127.0.0.1 MASTER_PORT=$port timeout 120 \
+        "$bin" --steps 40 --quiet --tp 2 >"$dir/$r" 2>&1 &
+    pids+=($!)
+done
+for r in 0 1 2 3; do wait "${pids[$r]}" || fail "launcher rank $r: exit status $?"; done
+check "launcher, 4 processes, tp 2" "$(cat "$dir/0")"
+
+# Bad flags: a clear message, exit status 2, no rank started.
+out=$("$bin" --ranks 2 --compression gzip 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "expected none, fp16" <<<"$out" || fail "bad compression: status $rc: $out"
+out=$("$bin" --ranks 4 --tp 3 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "tp must divide" <<<"$out" || fail "tp 3 of 4: status $rc: $out"
+out=$(env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u SLURM_NTASKS "$bin" 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "no launcher environment" <<<"$out" || fail "no launcher: status $rc: $out"
+echo "ok: bad flags rejected"
+
+[ $failures -eq 0 ] && echo "train_mlp: all cases passed" || { echo "train_mlp: $failures failures"; exit 1; }
