@@ -14,6 +14,8 @@ packages=(
   libopenblas-dev                  # GEMMs of the fused compute-communication ops
   iproute2                         # network-namespace tests
   clang libclang-rt-dev            # sanitizer builds and libFuzzer targets (scripts/sanitize.sh)
+  libibverbs-dev                   # the RDMA (RoCE) transport
+  qemu-system-x86 debootstrap      # the RDMA suite's soft-RoCE guest (tests/rdma/run.sh)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 // Bad input through the public API: the matching HcclResult, and nothing changed
 // (outputs untouched, the communicator still works afterwards).
 #include <gtest/gtest.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -232,4 +233,21 @@ TEST(BadInput, InitIsBoundedByTheConnectTimeout) {
     EXPECT_EQ(comm, nullptr);
     EXPECT_GE(took, std::chrono::milliseconds(1900));
     EXPECT_LT(took, std::chrono::seconds(10));
+}
+
+// HOSTCCL_TRANSPORT=rdma on a machine without an RDMA device: init fails on every
+// rank with HCCL_E_ROCE_CONNECT (naming the reason), no rank waits for the other.
+TEST(BadInput, RdmaForcedWithoutADeviceFailsInit) {
+    DIR* devices = opendir("/sys/class/infiniband");
+    bool any = false;
+    if (devices != nullptr) {
+        while (dirent* d = readdir(devices)) any |= d->d_name[0] != '.';
+        closedir(devices);
+    }
+    if (any) GTEST_SKIP() << "this machine has an RDMA device: forcing RDMA would succeed";
+    setenv("HOSTCCL_TRANSPORT", "rdma", 1);
+    World w(2);
+    unsetenv("HOSTCCL_TRANSPORT");
+    EXPECT_EQ(w.initResult(), HCCL_E_ROCE_CONNECT);
+    EXPECT_FALSE(w.ok());
 }

@@ -21,6 +21,7 @@ protected:
     void failAll(HcclResult code, const std::string& why);
     virtual void onBroken() = 0;
     bool idle() const { return sends_.empty() && recvs_.empty(); }
+    bool broken() const { return broken_ != HCCL_SUCCESS; }
 
     std::deque<Transfer*> sends_;
     std::deque<Transfer*> recvs_;

@@ -67,7 +67,8 @@ struct Sample {
 };
 
 LinkClass classOfLink(const transport::Link* l) {
-    return std::strcmp(l->kind(), "shm") == 0 ? LinkClass::Shm : LinkClass::Tcp;
+    if (std::strcmp(l->kind(), "shm") == 0) return LinkClass::Shm;
+    return std::strcmp(l->kind(), "rdma") == 0 ? LinkClass::Rdma : LinkClass::Tcp;
 }
 
 // `synced`: when the first shift ended, i.e. when this rank's neighbours had finished

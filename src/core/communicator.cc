@@ -175,11 +175,12 @@ static void logEnvironmentOnce() {
 
 void Communicator::logInit() const {
     logEnvironmentOnce();
-    int shm = 0, tcp = 0;
+    int shm = 0, tcp = 0, rdma = 0;
     for (const auto& l : links_)
-        if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : tcp)++;
-    log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} connect-timeout {}s exec-timeout {}s",
-              kVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp,
+        if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : std::strcmp(l->kind(), "rdma") == 0 ? rdma : tcp)++;
+    log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} connect-timeout {}s "
+              "exec-timeout {}s",
+              kVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,
               env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec);
 }
 

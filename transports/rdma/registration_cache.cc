@@ -1,0 +1,58 @@
+#include "transports/rdma/registration_cache.h"
+
+#include <iterator>
+
+namespace hostccl::transport::rdma {
+
+RegistrationCache::RegistrationCache(Registrar& registrar, size_t capacity, size_t pageSize)
+    : registrar_(registrar), capacity_(capacity == 0 ? 1 : capacity), pageMask_(~uintptr_t(pageSize - 1)) {}
+
+RegistrationCache::~RegistrationCache() {
+    for (auto& [begin, r] : byBegin_) registrar_.deregister(r.handle);
+}
+
+const Registration* RegistrationCache::acquire(const void* addr, size_t len, std::string* why) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    const uintptr_t last = a + (len == 0 ? 1 : len);  // an empty range still needs a key
+    // The registration starting at or before `a` with the highest begin is the only
+    // one that can contain it (registrations do not overlap).
+    auto it = byBegin_.upper_bound(a);
+    if (it != byBegin_.begin()) {
+        Registration& r = std::prev(it)->second;
+        if (r.begin <= a && last <= r.end) {
+            r.lastUse = ++clock_;
+            ++hits_;
+            return &r;
+        }
+    }
+    ++misses_;
+    Registration r;
+    r.begin = a & pageMask_;
+    r.end = (last + ~pageMask_) & pageMask_;
+    invalidate(reinterpret_cast<void*>(r.begin), r.end - r.begin);  // the new one replaces what it overlaps
+    while (byBegin_.size() >= capacity_) evictOldest();
+    r.handle = registrar_.registerMemory(reinterpret_cast<void*>(r.begin), r.end - r.begin, &r.lkey, &r.rkey, why);
+    if (r.handle == nullptr) return nullptr;
+    r.lastUse = ++clock_;
+    return &byBegin_.emplace(r.begin, r).first->second;
+}
+
+void RegistrationCache::invalidate(const void* addr, size_t len) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(addr), end = a + len;
+    auto it = byBegin_.upper_bound(a);
+    if (it != byBegin_.begin() && std::prev(it)->second.end > a) --it;
+    while (it != byBegin_.end() && it->second.begin < end) {
+        registrar_.deregister(it->second.handle);
+        it = byBegin_.erase(it);
+    }
+}
+
+void RegistrationCache::evictOldest() {
+    auto oldest = byBegin_.begin();
+    for (auto it = byBegin_.begin(); it != byBegin_.end(); ++it)
+        if (it->second.lastUse < oldest->second.lastUse) oldest = it;
+    registrar_.deregister(oldest->second.handle);
+    byBegin_.erase(oldest);
+}
+
+}  // namespace hostccl::transport::rdma
