@@ -2,12 +2,12 @@
 # PID 1 of the soft-RoCE guest (tests/rdma/run.sh boots it): sets up rdma_rxe on lo,
 # runs hostccl's RDMA suite with the transport forced, prints "RDMA SUITE DONE
 # result=PASS|FAIL" on the serial console, and powers off. The host's build tree is
-# mirrored at the same absolute paths, so tests find their workers where they were built.
+# mirrored at the same absolute paths, so tests find their workers where they were built
+# (so nothing is mounted over /tmp: a checkout there would vanish under it).
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 mount -t proc proc /proc 2>/dev/null
 mount -t sysfs sysfs /sys 2>/dev/null
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
-mount -t tmpfs tmpfs /tmp 2>/dev/null
 mount -t tmpfs tmpfs /dev/shm 2>/dev/null || { mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm; }
 mount -o remount,rw / 2>/dev/null
 ulimit -l unlimited

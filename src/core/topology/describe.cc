@@ -38,16 +38,19 @@ std::string hostsSection(const Communicator& c) {
     return out;
 }
 
-// This rank's row is its links as built; other rows follow the same rule the link
-// factory applies (shared memory within a host unless HOSTCCL_TRANSPORT=tcp).
+// This rank's row is its links as built; other rows follow the rule the link factory
+// applies without RDMA (shared memory within a host unless HOSTCCL_TRANSPORT=tcp):
+// whether another pair has RDMA devices is known only to that pair.
+char linkLetter(const char* kind) { return std::strcmp(kind, "shm") == 0 ? 's' : std::strcmp(kind, "rdma") == 0 ? 'r' : 't'; }
+
 std::string linksSection(const Communicator& c) {
     const bool tcpOnly = env::getString("HOSTCCL_TRANSPORT") == "tcp";
-    std::string out = "links (s = shared memory, t = TCP, . = self):\n";
+    std::string out = "links (s = shared memory, t = TCP, r = RDMA, . = self):\n";
     for (uint32_t a = 0; a < c.size(); ++a) {
         out += fmt::format("  rank {:>3}:", a);
         for (uint32_t b = 0; b < c.size(); ++b) {
             char kind = '.';
-            if (a == c.rank() && b != a) kind = std::strcmp(c.view().links[b]->kind(), "shm") == 0 ? 's' : 't';
+            if (a == c.rank() && b != a) kind = linkLetter(c.view().links[b]->kind());
             else if (b != a) kind = !tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? 's' : 't';
             out += fmt::format(" {}", kind);
         }
