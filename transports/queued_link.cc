@@ -5,22 +5,18 @@ namespace hostccl::transport {
 void QueuedLink::post(Transfer* t) {
     t->link = this;
     if (broken_ != HCCL_SUCCESS) {
-        t->error = broken_;
-        t->errorText = brokenWhy_;
+        failWithLinkError(t);
         return;
     }
     (t->dir == Transfer::Dir::Send ? sends_ : recvs_).push_back(t);
 }
 
 void QueuedLink::failAll(HcclResult code, const std::string& why) {
-    onBroken();
     broken_ = code;
     brokenWhy_ = why;
+    onBroken();
     for (auto* queue : {&sends_, &recvs_}) {
-        for (Transfer* t : *queue) {
-            t->error = code;
-            t->errorText = why;
-        }
+        for (Transfer* t : *queue) failWithLinkError(t);
         queue->clear();
     }
 }

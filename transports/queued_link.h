@@ -17,9 +17,14 @@ public:
 
 protected:
     // Marks the link broken and fails everything queued; calls onBroken() first so
-    // the transport can tell the peer at once.
+    // the transport can tell the peer at once (and fail what it holds beyond the
+    // queues, with failWithLinkError).
     void failAll(HcclResult code, const std::string& why);
     virtual void onBroken() = 0;
+    void failWithLinkError(Transfer* t) const {
+        t->error = broken_;
+        t->errorText = brokenWhy_;
+    }
     bool idle() const { return sends_.empty() && recvs_.empty(); }
     bool broken() const { return broken_ != HCCL_SUCCESS; }
 

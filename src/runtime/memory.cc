@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace hostccl::runtime {
 
@@ -18,6 +19,24 @@ struct AllocationTable {
 AllocationTable& table() {
     static AllocationTable* t = new AllocationTable;
     return *t;
+}
+
+struct Observers {
+    std::mutex mutex;
+    std::vector<ReleaseObserver> list;
+};
+Observers& observers() {
+    static Observers* o = new Observers;
+    return *o;
+}
+
+void notifyRelease(const Allocation& a) {
+    std::vector<ReleaseObserver> list;
+    {
+        std::lock_guard<std::mutex> lock(observers().mutex);
+        list = observers().list;
+    }
+    for (ReleaseObserver observer : list) observer(a.base, a.size);
 }
 }  // namespace
 
@@ -52,9 +71,15 @@ bool release(void* base) {
         t.total -= a.size;
         t.byBase.erase(it);
     }
+    notifyRelease(a);
     munmap(a.base, a.size);
     close(a.fd);
     return true;
+}
+
+void addReleaseObserver(ReleaseObserver observer) {
+    std::lock_guard<std::mutex> lock(observers().mutex);
+    observers().list.push_back(observer);
 }
 
 std::optional<Allocation> findAllocation(const void* p) {

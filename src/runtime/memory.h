@@ -21,4 +21,10 @@ bool release(void* base);            // false when base is not an allocation
 std::optional<Allocation> findAllocation(const void* p);  // containing allocation
 size_t bytesAllocated();
 
+// Called by release() with the allocation's range before its pages are unmapped, so
+// whoever keeps state about them (an RDMA registration pins the pages) drops it first.
+// Observers are never removed: they belong to process-wide objects.
+using ReleaseObserver = void (*)(const void* base, size_t size);
+void addReleaseObserver(ReleaseObserver observer);
+
 }  // namespace hostccl::runtime

@@ -43,18 +43,23 @@ for n in $RANKS; do want matrix && check "matrix_${n}ranks" sh "$SRC/tests/rdma/
 want matrix && check worker_suite_3ranks sh "$SRC/tests/rdma/worker_job.sh" "$W" 3
 # 2. Sub-communicators and the typed C++ collectives (ranks as threads of one process).
 want subcomm && check subcomm "$BUILD/tests/cxx_api_test" --gtest_filter='CxxApi.SplitIntoGroups:CxxApi.TypedCollectives:CxxApi.AsyncAllReduceManyInFlight'
-# 3. An injected queue-pair error on rank 0 must fail the op on both ranks, not hang.
+# 3. Zero-copy sends from aclrtMalloc memory: registered once, forgotten by aclrtFree.
+want zero_copy && check zero_copy "$BUILD/tests/rdma_zero_copy_test"
+# 4. An injected queue-pair error on rank 0 must fail the op on both ranks, not hang.
 want qp_error && TAIL=20 check qp_error sh "$SRC/tests/rdma/qp_error_case.sh" "$BUILD/bench/perf/allreduce_perf"
-# 4. Bandwidth: hostccl's allreduce and send/recv beside ib_write_bw, 4 MiB messages.
+# 5. Bandwidth: hostccl's allreduce and send/recv beside ib_write_bw, 4 MiB messages.
 if want bandwidth; then
     # hostccl's send/recv between 2 ranks is a ring exchange (both directions at once),
-    # so ib_write_bw runs bidirectionally (-b) as well as one way.
-    for ring in ${BW_RINGS:-8x1048576 16x65536}; do  # slots x slot bytes
-        export HOSTCCL_RDMA_SLOTS=${ring%x*} HOSTCCL_RDMA_SLOT_BYTES=${ring#*x}
-        TAIL=3 check "bw_allreduce_$ring" sh "$SRC/tests/rdma/local_ranks.sh" 2 "$BUILD/bench/perf/allreduce_perf" -b 4M -e 4M -n 20 -w 3
-        TAIL=3 check "bw_sendrecv_$ring" sh "$SRC/tests/rdma/local_ranks.sh" 2 "$BUILD/bench/perf/sendrecv_perf" -b 4M -e 4M -n 20 -w 3
+    # so ib_write_bw runs bidirectionally (-b) as well as one way. Each configuration is
+    # slots x slot bytes / smallest zero-copy send (0: always through staging).
+    for cfg in ${BW_CONFIGS:-8x1048576/65536 8x1048576/0 16x65536/65536}; do
+        ring=${cfg%/*}
+        export HOSTCCL_RDMA_SLOTS=${ring%x*} HOSTCCL_RDMA_SLOT_BYTES=${ring#*x} HOSTCCL_RDMA_ZERO_COPY_BYTES=${cfg#*/}
+        TAIL=4 check "bw_allreduce_$cfg" sh "$SRC/tests/rdma/local_ranks.sh" 2 "$BUILD/bench/perf/allreduce_perf" -b 4M -e 4M -n 20 -w 3
+        TAIL=4 check "bw_sendrecv_$cfg" sh "$SRC/tests/rdma/local_ranks.sh" 2 "$BUILD/bench/perf/sendrecv_perf" -b 4M -e 4M -n 20 -w 3
+        grep -h "closed:" /tmp/rank0.out | tail -n 1  # how many sends went zero-copy
     done
-    unset HOSTCCL_RDMA_SLOTS HOSTCCL_RDMA_SLOT_BYTES
+    unset HOSTCCL_RDMA_SLOTS HOSTCCL_RDMA_SLOT_BYTES HOSTCCL_RDMA_ZERO_COPY_BYTES
     for mode in "" "-b"; do
         timeout 120 ib_write_bw -d rxe0 -x 1 -F -s 4194304 -n 100 --report_gbits $mode > /tmp/srv 2>&1 &
         sleep 2

@@ -4,7 +4,7 @@
 # cached) a Debian guest with rdma-core from Debian's packages, mirrors the built
 # tests into it at the same paths, boots it under TCG with guest_suite.sh as PID 1 and
 # reads the verdict from the serial log. Skipped, with the reason, where it cannot run.
-#   bash tests/rdma/run.sh <build dir> [--quick] [--bandwidth] [--steps matrix,subcomm,qp_error,bandwidth]
+#   bash tests/rdma/run.sh <build dir> [--quick] [--bandwidth] [--steps matrix,subcomm,zero_copy,qp_error,bandwidth]
 #                          [--env VAR=value ...]
 #   bash tests/rdma/run.sh --prepare        # only build the cached guest (while the project builds)
 # Env: HOSTCCL_RXE_CACHE (guest cache, default /var/cache/hostccl/rxe-guest),
@@ -19,7 +19,7 @@ fi
 shift
 src=$(cd "$(dirname "$0")/../.." && pwd)
 ranks="2 3 4"
-steps=matrix,subcomm,qp_error
+steps=matrix,subcomm,zero_copy,qp_error
 extra_env=()
 while [ $# -gt 0 ]; do
     case $1 in
@@ -37,7 +37,9 @@ for tool in qemu-system-x86_64 debootstrap mkfs.ext4; do
     command -v $tool >/dev/null || skip "$tool is not installed (scripts/setup-deps.sh installs it)"
 done
 if [ -z "$prepare" ]; then
-    [ -x "$build/tests/mp_worker" ] || { echo "rdma suite: $build has no tests/mp_worker"; exit 1; }
+    for t in mp_worker rdma_zero_copy_test; do
+        [ -x "$build/tests/$t" ] || { echo "rdma suite: $build has no tests/$t (built without libibverbs?)"; exit 1; }
+    done
     grep -q HOSTCCL_HAVE_RDMA "$build/CMakeFiles/hccl_objects.dir/flags.make" 2>/dev/null ||
         skip "the build has no RDMA transport (libibverbs-dev missing at configure time)"
 fi
@@ -62,7 +64,7 @@ fi
 
 # The payload: test programs at their build paths, their libraries, the suite scripts.
 rm -rf "$rootfs/hostccl-libs" "$rootfs/${build#/}" "$rootfs/${src#/}"
-programs=("$build/tests/mp_worker" "$build/tests/cxx_api_test"
+programs=("$build/tests/mp_worker" "$build/tests/cxx_api_test" "$build/tests/rdma_zero_copy_test"
           "$build/bench/perf/allreduce_perf" "$build/bench/perf/sendrecv_perf")
 mkdir -p "$rootfs/hostccl-libs" "$rootfs/${src#/}/tests/rdma"
 for p in "${programs[@]}"; do
@@ -94,7 +96,7 @@ timeout "${HOSTCCL_RDMA_TIMEOUT:-720}" qemu-system-x86_64 -accel tcg,thread=mult
     -nographic -no-reboot -kernel "$work/vmlinuz" -initrd "$work/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0 loglevel=4 panic=1 init=/hostccl-suite.sh" \
     -drive file="$work/disk.img",format=raw,if=virtio -nic none > "$log" 2>&1
-grep -E '^=== |OK|FAILED|busbw|#|Gb/sec|^ *[0-9]' "$log" | grep -v -E '^\[' | tail -n 80
+grep -E '^=== |OK|FAILED|busbw|#|Gb/sec|^ *[0-9]|closed:' "$log" | awk '!/^\[/ || /closed:/' | tail -n 80
 echo "rdma suite: $((SECONDS - start)) s in all"
 grep -q 'RDMA SUITE DONE result=PASS' "$log" && { echo "rdma suite: PASS"; exit 0; }
 echo "rdma suite: FAIL (serial log: $log)"

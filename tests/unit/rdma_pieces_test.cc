@@ -157,6 +157,42 @@ TEST(RdmaRegistrationCache, RegistersPagesOnceAndFindsThemAgain) {
     EXPECT_TRUE(fake.live.empty());  // the destructor deregistered the rest
 }
 
+// Registrations under posted writes are pinned: eviction passes them over (the cache
+// grows instead), an unpinned one can go again, and a pin that outlived an invalidation
+// does not touch the registration that replaced it.
+TEST(RdmaRegistrationCache, PinnedRegistrationsSurviveEviction) {
+    FakeRegistrar fake;
+    RegistrationCache cache(fake, 2, 4096);
+    std::string why;
+    RegistrationPin a, b;
+    ASSERT_NE(cache.acquirePinned(at(0x10000), 0x1000, &a, &why), nullptr);
+    ASSERT_NE(cache.acquirePinned(at(0x20000), 0x1000, &b, &why), nullptr);
+    EXPECT_NE(a.id, b.id);
+    cache.acquire(at(0x30000), 10, &why);  // full and all pinned: grows to 3
+    EXPECT_EQ(cache.size(), 3u);
+    EXPECT_EQ(fake.live.count({0x10000, 0x1000}), 1u);
+    EXPECT_EQ(fake.live.count({0x20000, 0x1000}), 1u);
+    cache.unpin(a);
+    cache.acquire(at(0x40000), 10, &why);  // evicts the unpinned 0x10000 (older than 0x30000)
+    EXPECT_EQ(fake.live.count({0x10000, 0x1000}), 0u);
+    EXPECT_EQ(fake.live.count({0x20000, 0x1000}), 1u);
+    // Freed while pinned: dropped all the same; the stale pin is ignored later.
+    cache.invalidate(at(0x20000), 0x1000);
+    EXPECT_EQ(fake.live.count({0x20000, 0x1000}), 0u);
+    RegistrationPin again;
+    ASSERT_NE(cache.acquirePinned(at(0x20000), 0x1000, &again, &why), nullptr);
+    EXPECT_NE(again.id, b.id);
+    cache.unpin(b);  // stale: must not release `again`
+    cache.acquire(at(0x50000), 10, &why);
+    cache.acquire(at(0x60000), 10, &why);
+    EXPECT_EQ(fake.live.count({0x20000, 0x1000}), 1u);  // still pinned by `again`
+    cache.unpin(again);
+    cache.acquire(at(0x70000), 10, &why);
+    cache.acquire(at(0x80000), 10, &why);
+    EXPECT_EQ(fake.live.count({0x20000, 0x1000}), 0u);
+    EXPECT_EQ(cache.size(), 2u);
+}
+
 TEST(RdmaCredits, SenderNeverOverrunsTheRing) {
     SendCredits s(4);
     std::vector<uint32_t> slots;

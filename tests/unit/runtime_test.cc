@@ -167,6 +167,41 @@ TEST(Memory, DeviceMemoryIsSharedMappedAndTracked) {
     EXPECT_LE(freeBytes, total);
 }
 
+// aclrtFree tells observers (the RDMA registration cache) the freed range while its
+// pages are still mapped, and only for real frees.
+namespace {
+struct SeenRelease {
+    const void* watched = nullptr;  // the observer stays for the process: it looks only at this
+    int calls = 0;
+    size_t size = 0;
+    bool stillInTable = true;
+    char firstByte = 0;
+} g_seen;
+void recordRelease(const void* base, size_t size) {
+    if (base != g_seen.watched) return;
+    ++g_seen.calls;
+    g_seen.size = size;
+    g_seen.stillInTable = hostccl::runtime::findAllocation(base).has_value();
+    g_seen.firstByte = *static_cast<const volatile char*>(base);  // must still be mapped
+}
+}  // namespace
+
+TEST(Memory, FreeNotifiesReleaseObserversBeforeUnmapping) {
+    hostccl::runtime::addReleaseObserver(&recordRelease);
+    void* p = nullptr;
+    ASSERT_EQ(aclrtMalloc(&p, 8192, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    std::memset(p, 9, 8192);
+    g_seen.watched = p;
+    EXPECT_EQ(aclrtFree(static_cast<char*>(p) + 4096), ACL_ERROR_INVALID_PARAM);  // not a base: no release
+    EXPECT_EQ(g_seen.calls, 0);
+    ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+    g_seen.watched = nullptr;
+    EXPECT_EQ(g_seen.calls, 1);
+    EXPECT_EQ(g_seen.size, 8192u);
+    EXPECT_FALSE(g_seen.stillInTable);
+    EXPECT_EQ(g_seen.firstByte, 9);
+}
+
 TEST(Device, CountCurrentAndSocName) {
     uint32_t count = 0;
     ASSERT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);

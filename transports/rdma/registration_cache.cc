@@ -30,11 +30,27 @@ const Registration* RegistrationCache::acquire(const void* addr, size_t len, std
     r.begin = a & pageMask_;
     r.end = (last + ~pageMask_) & pageMask_;
     invalidate(reinterpret_cast<void*>(r.begin), r.end - r.begin);  // the new one replaces what it overlaps
-    while (byBegin_.size() >= capacity_) evictOldest();
+    while (byBegin_.size() >= capacity_ && evictOldest()) {
+    }
     r.handle = registrar_.registerMemory(reinterpret_cast<void*>(r.begin), r.end - r.begin, &r.lkey, &r.rkey, why);
     if (r.handle == nullptr) return nullptr;
     r.lastUse = ++clock_;
+    r.id = ++lastId_;
     return &byBegin_.emplace(r.begin, r).first->second;
+}
+
+const Registration* RegistrationCache::acquirePinned(const void* addr, size_t len, RegistrationPin* pin,
+                                                     std::string* why) {
+    auto* r = const_cast<Registration*>(acquire(addr, len, why));
+    if (r == nullptr) return nullptr;
+    ++r->pins;
+    *pin = {r->begin, r->id};
+    return r;
+}
+
+void RegistrationCache::unpin(const RegistrationPin& pin) {
+    auto it = byBegin_.find(pin.begin);
+    if (it != byBegin_.end() && it->second.id == pin.id && it->second.pins > 0) --it->second.pins;
 }
 
 void RegistrationCache::invalidate(const void* addr, size_t len) {
@@ -47,12 +63,15 @@ void RegistrationCache::invalidate(const void* addr, size_t len) {
     }
 }
 
-void RegistrationCache::evictOldest() {
-    auto oldest = byBegin_.begin();
+bool RegistrationCache::evictOldest() {
+    auto oldest = byBegin_.end();
     for (auto it = byBegin_.begin(); it != byBegin_.end(); ++it)
-        if (it->second.lastUse < oldest->second.lastUse) oldest = it;
+        if (it->second.pins == 0 && (oldest == byBegin_.end() || it->second.lastUse < oldest->second.lastUse))
+            oldest = it;
+    if (oldest == byBegin_.end()) return false;
     registrar_.deregister(oldest->second.handle);
     byBegin_.erase(oldest);
+    return true;
 }
 
 }  // namespace hostccl::transport::rdma

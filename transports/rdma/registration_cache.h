@@ -3,7 +3,9 @@
 // aclrtMalloc, reused every step) is registered once and found again by address.
 // Registrations cover whole pages; the least recently used is released when the
 // cache is full; invalidate() drops every registration touching freed memory (the
-// same addresses may come back as other pages).
+// same addresses may come back as other pages). A registration in use by posted
+// work is pinned: eviction passes it over (the cache grows past its capacity rather
+// than pull keys from under a transfer); freeing the memory still drops it.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +29,14 @@ struct Registration {
     void* handle = nullptr;
     uint32_t lkey = 0, rkey = 0;
     uint64_t lastUse = 0;
+    uint64_t id = 0;    // unique per registration: a pin names the one it holds
+    uint32_t pins = 0;
+};
+
+// What unpin() needs: which registration, and which incarnation of it.
+struct RegistrationPin {
+    uintptr_t begin = 0;
+    uint64_t id = 0;  // 0: no pin
 };
 
 class RegistrationCache {
@@ -39,6 +49,10 @@ public:
     // A registration covering [addr, addr + len): found, or made (nullptr with `why`
     // when the registrar refuses). Valid until the next acquire() or invalidate().
     const Registration* acquire(const void* addr, size_t len, std::string* why);
+    // acquire() and pin the result until unpin(); a pin whose registration was
+    // invalidated meanwhile is ignored.
+    const Registration* acquirePinned(const void* addr, size_t len, RegistrationPin* pin, std::string* why);
+    void unpin(const RegistrationPin& pin);
     // Forgets every registration overlapping [addr, addr + len).
     void invalidate(const void* addr, size_t len);
 
@@ -47,13 +61,13 @@ public:
     uint64_t misses() const { return misses_; }
 
 private:
-    void evictOldest();
+    bool evictOldest();  // false when every registration is pinned
 
     Registrar& registrar_;
     const size_t capacity_;
     const uintptr_t pageMask_;
     std::map<uintptr_t, Registration> byBegin_;
-    uint64_t clock_ = 0, hits_ = 0, misses_ = 0;
+    uint64_t clock_ = 0, hits_ = 0, misses_ = 0, lastId_ = 0;
 };
 
 }  // namespace hostccl::transport::rdma

@@ -10,12 +10,14 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <random>
 
 #include <fmt/format.h>
 
 #include "common/env.h"
 #include "common/log.h"
+#include "runtime/memory.h"
 
 namespace hostccl::transport::rdma {
 namespace {
@@ -27,6 +29,10 @@ constexpr uint64_t kCreditWrId = ~uint64_t(0);
 uint32_t slotCount() { return uint32_t(env::getInt("HOSTCCL_RDMA_SLOTS", 2, 1024)); }
 // Slots hold whole 16-byte elements after the 48-byte header too.
 uint32_t slotBytes() { return uint32_t(env::getInt("HOSTCCL_RDMA_SLOT_BYTES", 4096, 1 << 24)) / 16 * 16; }
+
+size_t zeroCopyMin() { return size_t(env::getInt("HOSTCCL_RDMA_ZERO_COPY_BYTES", 0, int64_t(1) << 40)); }
+
+uint64_t address(const void* p) { return reinterpret_cast<uint64_t>(p); }
 
 char* allocRing(size_t bytes) { return static_cast<char*>(std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096)); }
 
@@ -46,6 +52,7 @@ RdmaLink::RdmaLink(uint32_t peer, uint64_t commId, std::shared_ptr<VerbsDevice> 
       credits_(slots_),
       returns_(slots_),
       stagingBusy_(slots_, false),
+      zeroCopyMin_(zeroCopyMin()),
       injectAfter_(env::getInt("HOSTCCL_RDMA_INJECT_QP_ERROR", -1, INT32_MAX)) {}
 
 RdmaLink::~RdmaLink() {
@@ -55,6 +62,10 @@ RdmaLink::~RdmaLink() {
     while (cq_ != nullptr && !broken() && !drain.expired() &&
            std::find(stagingBusy_.begin(), stagingBusy_.end(), true) != stagingBusy_.end())
         pollCompletions();
+    releasePins();
+    if (zeroCopySends_ + stagedSends_ > 0)
+        log::info("RDMA link to {} closed: {} sends, {} zero-copy from registered memory", peerName(),
+                  zeroCopySends_ + stagedSends_, zeroCopySends_);
     if (qp_ != nullptr) {
         device_->unwatchQp(qp_->qp_num);
         ibv_destroy_qp(qp_);
@@ -82,7 +93,8 @@ bool RdmaLink::setUp(std::string* why) {
     init.send_cq = init.recv_cq = cq_;
     init.qp_type = IBV_QPT_RC;
     init.cap.max_send_wr = init.cap.max_recv_wr = uint32_t(depth);
-    init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+    init.cap.max_send_sge = 2;  // zero-copy: the header from staging, the payload from the caller
+    init.cap.max_recv_sge = 1;
     qp_ = ibv_create_qp(device_->pd(), &init);
     if (qp_ == nullptr) return *why = fmt::format("ibv_create_qp failed: {}", std::strerror(errno)), false;
     device_->watchQp(qp_->qp_num, [this](const std::string& what) {
@@ -214,7 +226,7 @@ std::unique_ptr<RdmaLink> RdmaLink::connect(uint32_t peer, uint64_t commId, std:
 }
 
 int RdmaLink::pollFd() const { return waitFd_.get(); }
-short RdmaLink::pollEvents() const { return idle() ? 0 : POLLIN; }
+short RdmaLink::pollEvents() const { return idle() && unacked_.empty() ? 0 : POLLIN; }
 
 bool RdmaLink::progress() {
     if (asyncFailed_.load(std::memory_order_acquire) && !broken()) {
@@ -278,7 +290,10 @@ bool RdmaLink::pollCompletions() {
                 continue;
             }
             if (c.opcode == IBV_WC_RDMA_WRITE) {
-                if (c.wr_id != kCreditWrId) stagingBusy_[c.wr_id] = false;
+                if (c.wr_id == kCreditWrId) continue;
+                stagingBusy_[c.wr_id] = false;
+                ++writesDone_;  // an RC send queue completes in posting order
+                completeAcknowledged();
                 continue;
             }
             if (c.opcode != IBV_WC_RECV_RDMA_WITH_IMM || !postRecv(c.wr_id)) {
@@ -309,7 +324,7 @@ bool RdmaLink::postRecv(uint64_t id) {
     return ibv_post_recv(qp_, &wr, &bad) == 0;
 }
 
-bool RdmaLink::postWrite(uint32_t slot, uint32_t bytes) {
+bool RdmaLink::postWrite(uint32_t slot, ibv_sge* sge, int sges, uint32_t bytes) {
     if (injectAfter_ >= 0 && int64_t(dataWrites_) == injectAfter_) {
         ibv_qp_attr a{};
         a.qp_state = IBV_QPS_ERR;
@@ -318,12 +333,11 @@ bool RdmaLink::postWrite(uint32_t slot, uint32_t bytes) {
                   injectAfter_, qp_->qp_num, peerName());
     }
     ++dataWrites_;
-    ibv_sge sge{reinterpret_cast<uint64_t>(sendRing_ + size_t(slot) * slotBytes_), bytes, sendMr_->lkey};
     ibv_send_wr wr{};
     ibv_send_wr* bad = nullptr;
     wr.wr_id = slot;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
+    wr.sg_list = sge;
+    wr.num_sge = sges;
     wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
     wr.send_flags = IBV_SEND_SIGNALED;
     wr.imm_data = htonl(bytes);
@@ -350,40 +364,97 @@ bool RdmaLink::postCredits(uint32_t n) {
     return rc == 0;
 }
 
-// Copies the front send into staging slots while credits last; a send is complete
-// once all of it is posted (the staging copy frees the caller's buffer).
+// Writes the front send slot by slot while credits last.
 bool RdmaLink::progressSends() {
     bool moved = false;
     while (!sends_.empty() && !broken()) {
         Transfer* t = sends_.front();
-        if (!t->headerDone) {
-            outHeader_ = makeHeader(commId(), t->tag, t->bytes);
-            t->headerDone = true;
-            sendOffset_ = 0;
-        }
+        if (!t->headerDone) beginSend(t);
         const size_t total = sizeof(WireHeader) + t->bytes;
         while (sendOffset_ < total) {
             if (!credits_.canSend() || stagingBusy_[credits_.peek()]) return moved;
-            const uint32_t slot = credits_.take();
-            char* dst = sendRing_ + size_t(slot) * slotBytes_;
-            size_t used = 0, payloadAt = 0;
-            if (sendOffset_ == 0) {
-                std::memcpy(dst, &outHeader_, sizeof outHeader_);
-                used = sizeof outHeader_;
-            } else {
-                payloadAt = sendOffset_ - sizeof(WireHeader);
-            }
-            const size_t chunk = std::min(t->bytes - payloadAt, slotBytes_ - used);
-            if (chunk > 0) std::memcpy(dst + used, static_cast<const char*>(t->src) + payloadAt, chunk);
-            if (!postWrite(slot, uint32_t(used + chunk))) return true;
-            sendOffset_ += used + chunk;
-            t->moved = sendOffset_ - sizeof(WireHeader);
+            if (!postSlot(t, credits_.take())) return true;
             moved = true;
         }
-        t->complete = true;
         sends_.pop_front();
+        finishPosting(t);
     }
     return moved;
+}
+
+void RdmaLink::beginSend(Transfer* t) {
+    outHeader_ = makeHeader(commId(), t->tag, t->bytes);
+    t->headerDone = true;
+    sendOffset_ = 0;
+    zeroCopy_ = zeroCopyMin_ > 0 && t->bytes >= zeroCopyMin_ && pinSource(t);
+    ++(zeroCopy_ ? zeroCopySends_ : stagedSends_);
+}
+
+// Zero-copy needs the whole payload inside one aclrtMalloc allocation (whose free
+// the registration cache hears of); the allocation is registered whole, so every
+// later send from any part of it is a cache hit.
+bool RdmaLink::pinSource(const Transfer* t) {
+    const std::optional<runtime::Allocation> a = runtime::findAllocation(t->src);
+    if (!a || static_cast<const char*>(t->src) + t->bytes > static_cast<const char*>(a->base) + a->size) return false;
+    std::string why;
+    if (device_->pinRegistration(a->base, a->size, &zeroCopyLkey_, &zeroCopyPin_, &why)) return true;
+    if (!warnedRegistration_) log::warn("RDMA to {}: sending through staging: {}", peerName(), why);
+    warnedRegistration_ = true;
+    return false;
+}
+
+// One slot's write: the header (first slot only) from staging; the payload copied into
+// staging, or zero-copy gathered straight from the caller's buffer.
+bool RdmaLink::postSlot(Transfer* t, uint32_t slot) {
+    char* staging = sendRing_ + size_t(slot) * slotBytes_;
+    size_t header = 0, payloadAt = 0;
+    if (sendOffset_ == 0) {
+        std::memcpy(staging, &outHeader_, sizeof outHeader_);
+        header = sizeof outHeader_;
+    } else {
+        payloadAt = sendOffset_ - sizeof(WireHeader);
+    }
+    const size_t chunk = std::min(t->bytes - payloadAt, slotBytes_ - header);
+    const char* payload = static_cast<const char*>(t->src) + payloadAt;
+    ibv_sge sge[2];
+    int n = 0;
+    if (zeroCopy_) {
+        if (header > 0) sge[n++] = {address(staging), uint32_t(header), sendMr_->lkey};
+        if (chunk > 0) sge[n++] = {address(payload), uint32_t(chunk), zeroCopyLkey_};
+    } else {
+        if (chunk > 0) std::memcpy(staging + header, payload, chunk);
+        sge[n++] = {address(staging), uint32_t(header + chunk), sendMr_->lkey};
+    }
+    if (!postWrite(slot, sge, n, uint32_t(header + chunk))) return false;
+    sendOffset_ += header + chunk;
+    t->moved = sendOffset_ - sizeof(WireHeader);
+    return true;
+}
+
+// A staged send is done once posted (staging holds its bytes), unless a zero-copy
+// send before it still waits for its writes; a zero-copy send waits for its own.
+void RdmaLink::finishPosting(Transfer* t) {
+    if (!zeroCopy_ && unacked_.empty()) {
+        t->complete = true;
+        return;
+    }
+    unacked_.push_back({t, dataWrites_, zeroCopy_ ? zeroCopyPin_ : RegistrationPin{}});
+    zeroCopy_ = false;
+}
+
+void RdmaLink::completeAcknowledged() {
+    while (!unacked_.empty() && unacked_.front().lastWrite <= writesDone_) {
+        if (unacked_.front().pin.id != 0) device_->unpin(unacked_.front().pin);
+        unacked_.front().t->complete = true;
+        unacked_.pop_front();
+    }
+}
+
+void RdmaLink::releasePins() {
+    if (zeroCopy_) device_->unpin(zeroCopyPin_);
+    zeroCopy_ = false;
+    for (const Unacked& u : unacked_)
+        if (u.pin.id != 0) device_->unpin(u.pin);
 }
 
 bool RdmaLink::progressRecvs() {
@@ -449,6 +520,9 @@ bool RdmaLink::returnCredits() {
 }
 
 void RdmaLink::onBroken() {
+    releasePins();
+    for (const Unacked& u : unacked_) failWithLinkError(u.t);
+    unacked_.clear();
     if (qp_ == nullptr) return;
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;

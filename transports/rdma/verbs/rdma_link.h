@@ -5,6 +5,10 @@
 // a slot boundary, so elements never straddle slots and a receive can reduce each
 // slot as it arrives. The peer hands slots back with credits (a zero-byte write with
 // immediate), so a sender never overwrites a slot that has not been consumed.
+// A large send from aclrtMalloc memory goes zero-copy: its payload is written straight
+// from the caller's buffer (registered once, through the device's registration cache)
+// and the send completes when the NIC has completed its writes; anything else is
+// copied into staging and completes as soon as it is posted.
 // Completions come from one CQ with a completion channel, whose fd the progress
 // engine polls when the link has nothing to do.
 #pragma once
@@ -63,9 +67,15 @@ private:
 
     bool pollCompletions();
     bool progressSends();
+    void beginSend(Transfer* t);
+    bool pinSource(const Transfer* t);
+    bool postSlot(Transfer* t, uint32_t slot);
+    void finishPosting(Transfer* t);
+    void completeAcknowledged();
+    void releasePins();
     bool progressRecvs();
     bool returnCredits();
-    bool postWrite(uint32_t slot, uint32_t bytes);
+    bool postWrite(uint32_t slot, ibv_sge* sge, int sges, uint32_t bytes);
     bool postCredits(uint32_t n);
     bool postRecv(uint64_t id);
     int consumeSlot(Transfer* t);  // -1 failed, 0 nothing to consume, 1 advanced
@@ -93,6 +103,22 @@ private:
     std::vector<bool> stagingBusy_;     // until the write's completion
     size_t sendOffset_ = 0;             // bytes of the front send's stream (header + payload) written
     WireHeader outHeader_{};
+    // The send being posted: zero-copy from a pinned registration, or staged.
+    bool zeroCopy_ = false;
+    uint32_t zeroCopyLkey_ = 0;
+    RegistrationPin zeroCopyPin_;
+    const size_t zeroCopyMin_;          // HOSTCCL_RDMA_ZERO_COPY_BYTES; 0: never
+    bool warnedRegistration_ = false;
+    // Sends fully posted whose writes have not all completed, in posting order (a
+    // staged send behind a zero-copy one waits too: sends complete in order).
+    struct Unacked {
+        Transfer* t;
+        uint64_t lastWrite;  // complete once this many data writes have completed
+        RegistrationPin pin;
+    };
+    std::deque<Unacked> unacked_;
+    uint64_t writesDone_ = 0;           // data writes completed
+    uint64_t zeroCopySends_ = 0, stagedSends_ = 0;
     struct Arrived {
         uint32_t slot, bytes, offset;
     };
@@ -101,7 +127,7 @@ private:
     std::mutex asyncMutex_;
     std::string asyncError_;            // set by the device's event thread
     std::atomic<bool> asyncFailed_{false};
-    uint64_t dataWrites_ = 0;           // for HOSTCCL_RDMA_INJECT_QP_ERROR
+    uint64_t dataWrites_ = 0;           // data writes posted (and HOSTCCL_RDMA_INJECT_QP_ERROR's clock)
     int64_t injectAfter_ = -1;
 };
 

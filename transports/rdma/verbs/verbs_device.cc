@@ -1,5 +1,6 @@
 #include "transports/rdma/verbs/verbs_device.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -9,6 +10,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "runtime/memory.h"
 
 namespace hostccl::transport::rdma {
 namespace {
@@ -20,6 +22,12 @@ uint8_t activePort(ibv_context* ctx, ibv_port_attr* attr) {
     for (uint8_t p = 1; p <= dev.phys_port_cnt; ++p)
         if (ibv_query_port(ctx, p, attr) == 0 && attr->state == IBV_PORT_ACTIVE) return p;
     return 0;
+}
+
+// The process's device, for aclrtFree's notice (a plain function pointer).
+std::atomic<VerbsDevice*> g_device{nullptr};
+void forgetFreedMemory(const void* base, size_t size) {
+    if (VerbsDevice* d = g_device.load(std::memory_order_acquire)) d->forget(base, size);
 }
 
 }  // namespace
@@ -79,11 +87,16 @@ std::shared_ptr<VerbsDevice> VerbsDevice::get(const std::string& localIp, std::s
             failure = fmt::format("{}: ibv_alloc_pd failed: {}", name, std::strerror(errno));
             continue;  // d closes the context
         }
+        d->registrar_ = std::make_unique<VerbsRegistrar>(d->pd_);
+        d->cache_ = std::make_unique<RegistrationCache>(*d->registrar_);
         log::info("RDMA: device {} port {}, {}", name, port, choice.why);
         device = d;
-        // The device lives as long as the process: its event thread never stops.
+        // The device lives as long as the process: its event thread never stops, and
+        // aclrtFree may tell it about freed memory at any time.
         new std::shared_ptr<VerbsDevice>(d);
         std::thread([raw = d.get()] { raw->readEvents(); }).detach();
+        g_device.store(d.get(), std::memory_order_release);
+        runtime::addReleaseObserver(&forgetFreedMemory);
     }
     ibv_free_device_list(list);
     if (device == nullptr && failure.empty())
@@ -130,7 +143,31 @@ void VerbsDevice::readEvents() {
     }
 }
 
+bool VerbsDevice::pinRegistration(const void* addr, size_t len, uint32_t* lkey, RegistrationPin* pin,
+                                  std::string* why) {
+    std::lock_guard<std::mutex> lock(cacheMutex_);
+    const Registration* r = cache_->acquirePinned(addr, len, pin, why);
+    if (r != nullptr) *lkey = r->lkey;
+    return r != nullptr;
+}
+
+void VerbsDevice::unpin(const RegistrationPin& pin) {
+    std::lock_guard<std::mutex> lock(cacheMutex_);
+    cache_->unpin(pin);
+}
+
+void VerbsDevice::forget(const void* addr, size_t len) {
+    std::lock_guard<std::mutex> lock(cacheMutex_);
+    cache_->invalidate(addr, len);
+}
+
+uint64_t VerbsDevice::registrationMisses() {
+    std::lock_guard<std::mutex> lock(cacheMutex_);
+    return cache_->misses();
+}
+
 VerbsDevice::~VerbsDevice() {
+    cache_.reset();  // deregisters before the protection domain goes
     if (pd_ != nullptr) ibv_dealloc_pd(pd_);
     if (ctx_ != nullptr) ibv_close_device(ctx_);
 }

@@ -16,6 +16,17 @@
 
 namespace hostccl::transport::rdma {
 
+// ibv_reg_mr on a device's protection domain, for the registration cache.
+class VerbsRegistrar : public Registrar {
+public:
+    explicit VerbsRegistrar(ibv_pd* pd) : pd_(pd) {}
+    void* registerMemory(void* addr, size_t len, uint32_t* lkey, uint32_t* rkey, std::string* why) override;
+    void deregister(void* handle) override;
+
+private:
+    ibv_pd* pd_;
+};
+
 class VerbsDevice {
 public:
     // The device named by HOSTCCL_RDMA_DEVICE, else the first with an active port;
@@ -41,6 +52,14 @@ public:
     void watchQp(uint32_t qpn, EventSink sink);
     void unwatchQp(uint32_t qpn);
 
+    // Zero-copy sends: the local key of the registration covering [addr, addr + len),
+    // made on first use and kept (the cache, shared by every link, is emptied of a
+    // buffer when aclrtFree releases it), pinned until unpin(). False with `why`.
+    bool pinRegistration(const void* addr, size_t len, uint32_t* lkey, RegistrationPin* pin, std::string* why);
+    void unpin(const RegistrationPin& pin);
+    void forget(const void* addr, size_t len);  // the memory is being freed
+    uint64_t registrationMisses();              // registrations made (hits are free)
+
 private:
     VerbsDevice() = default;
     void readEvents();
@@ -56,17 +75,9 @@ private:
     std::string gidWhy_;
     std::mutex sinksMutex_;
     std::map<uint32_t, EventSink> sinks_;  // by queue pair number
-};
-
-// ibv_reg_mr on a device's protection domain, for the registration cache.
-class VerbsRegistrar : public Registrar {
-public:
-    explicit VerbsRegistrar(ibv_pd* pd) : pd_(pd) {}
-    void* registerMemory(void* addr, size_t len, uint32_t* lkey, uint32_t* rkey, std::string* why) override;
-    void deregister(void* handle) override;
-
-private:
-    ibv_pd* pd_;
+    std::mutex cacheMutex_;  // links of every communicator, and aclrtFree from any thread
+    std::unique_ptr<VerbsRegistrar> registrar_;
+    std::unique_ptr<RegistrationCache> cache_;
 };
 
 }  // namespace hostccl::transport::rdma
