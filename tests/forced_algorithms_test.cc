@@ -1,5 +1,6 @@
 // Every algorithm HCCL_ALGO can force, on every collective it serves, for rank
-// counts 1 to 9 and 16 (threads of this process): exact results, including counts
+// counts 1 to 8 and 16 (threads of this process; 9, a power of two plus one, would
+// fold as 5 does): exact results, including counts
 // smaller than the rank count (the matrix's counts 0, 1 and 7), and the
 // multi-megabyte count at 2, 3, 4 and 8 ranks. The
 // hierarchical algorithm also runs over emulated hosts (HOSTCCL_HOST_ID gives the
@@ -118,7 +119,7 @@ std::string testName(const ::testing::TestParamInfo<Param>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Threads, ForcedAlgorithm,
                          ::testing::Combine(::testing::Range<size_t>(0, kEveryRankCount),
-                                            ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u, 16u)),
+                                            ::testing::Values(1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 16u)),
                          testName);
 INSTANTIATE_TEST_SUITE_P(EmulatedHosts, ForcedAlgorithm,
                          ::testing::Combine(::testing::Range<size_t>(kEveryRankCount, forcedAlgorithms().size()),

@@ -23,8 +23,6 @@ namespace hostccl {
 
 namespace {
 
-Deadline connectDeadline() { return Deadline::afterSeconds(env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200)); }
-
 std::string hexId(uint64_t id) { return fmt::format("{:016x}", id); }
 
 // A host name or dotted address to a dotted IPv4 address ("" when unknown).

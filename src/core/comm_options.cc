@@ -93,4 +93,6 @@ HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
     return parseAlgo(out);
 }
 
+Deadline connectDeadline() { return Deadline::afterSeconds(env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200)); }
+
 }  // namespace hostccl

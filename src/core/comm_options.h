@@ -8,6 +8,7 @@
 
 #include "algorithms/algo_override.h"
 #include "algorithms/cost_model/cost_params.h"
+#include "common/deadline.h"
 #include "common/error.h"
 #include "hccl/hccl_types.h"
 
@@ -35,5 +36,8 @@ uint32_t getProcessDeterministic();
 // unterminated name or an invalid algorithm override. A NULL config means
 // environment only.
 HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out);
+
+// HCCL_CONNECT_TIMEOUT from now: the bound on every step of building a communicator.
+Deadline connectDeadline();
 
 }  // namespace hostccl

@@ -20,11 +20,7 @@
 namespace hostccl {
 
 namespace {
-constexpr const char* kVersion = "0.1.0";
-
-Deadline connectDeadline() {
-    return Deadline::afterSeconds(env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200));
-}
+constexpr const char* kLibraryVersion = "0.1.0";
 }  // namespace
 
 Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
@@ -180,7 +176,7 @@ void Communicator::logInit() const {
         if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : std::strcmp(l->kind(), "rdma") == 0 ? rdma : tcp)++;
     log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} connect-timeout {}s "
               "exec-timeout {}s",
-              kVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,
+              kLibraryVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,
               env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec);
 }
 

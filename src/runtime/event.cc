@@ -81,7 +81,7 @@ struct EventTable {
     std::mutex mutex;
     std::unordered_map<Event*, std::shared_ptr<Event>> live;
 };
-EventTable& table() {
+EventTable& eventTable() {
     static EventTable* t = new EventTable;
     return *t;
 }
@@ -90,20 +90,20 @@ EventTable& table() {
 void* createEvent() {
     auto e = std::make_shared<Event>();
     Event* raw = e.get();
-    std::lock_guard<std::mutex> lock(table().mutex);
-    table().live.emplace(raw, std::move(e));
+    std::lock_guard<std::mutex> lock(eventTable().mutex);
+    eventTable().live.emplace(raw, std::move(e));
     return raw;
 }
 
 std::shared_ptr<Event> resolveEvent(void* handle) {
-    std::lock_guard<std::mutex> lock(table().mutex);
-    auto it = table().live.find(static_cast<Event*>(handle));
-    return it == table().live.end() ? nullptr : it->second;
+    std::lock_guard<std::mutex> lock(eventTable().mutex);
+    auto it = eventTable().live.find(static_cast<Event*>(handle));
+    return it == eventTable().live.end() ? nullptr : it->second;
 }
 
 bool destroyEvent(void* handle) {
-    std::lock_guard<std::mutex> lock(table().mutex);
-    return table().live.erase(static_cast<Event*>(handle)) == 1;
+    std::lock_guard<std::mutex> lock(eventTable().mutex);
+    return eventTable().live.erase(static_cast<Event*>(handle)) == 1;
 }
 
 }  // namespace hostccl::runtime

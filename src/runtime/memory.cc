@@ -16,7 +16,7 @@ struct AllocationTable {
     size_t total = 0;
     uint64_t lastId = 0;
 };
-AllocationTable& table() {
+AllocationTable& allocationTable() {
     static AllocationTable* t = new AllocationTable;
     return *t;
 }
@@ -53,7 +53,7 @@ void* allocate(size_t size) {
         close(fd);
         return nullptr;
     }
-    AllocationTable& t = table();
+    AllocationTable& t = allocationTable();
     std::lock_guard<std::mutex> lock(t.mutex);
     t.byBase.emplace(static_cast<const char*>(p), Allocation{p, size, fd, ++t.lastId});
     t.total += size;
@@ -63,7 +63,7 @@ void* allocate(size_t size) {
 bool release(void* base) {
     Allocation a;
     {
-        AllocationTable& t = table();
+        AllocationTable& t = allocationTable();
         std::lock_guard<std::mutex> lock(t.mutex);
         auto it = t.byBase.find(static_cast<const char*>(base));
         if (it == t.byBase.end()) return false;
@@ -83,7 +83,7 @@ void addReleaseObserver(ReleaseObserver observer) {
 }
 
 std::optional<Allocation> findAllocation(const void* p) {
-    AllocationTable& t = table();
+    AllocationTable& t = allocationTable();
     std::lock_guard<std::mutex> lock(t.mutex);
     auto it = t.byBase.upper_bound(static_cast<const char*>(p));
     if (it == t.byBase.begin()) return std::nullopt;
@@ -94,8 +94,8 @@ std::optional<Allocation> findAllocation(const void* p) {
 }
 
 size_t bytesAllocated() {
-    std::lock_guard<std::mutex> lock(table().mutex);
-    return table().total;
+    std::lock_guard<std::mutex> lock(allocationTable().mutex);
+    return allocationTable().total;
 }
 
 }  // namespace hostccl::runtime

@@ -93,14 +93,14 @@ struct StreamTable {
     std::unordered_map<Stream*, std::shared_ptr<Stream>> live;
     std::shared_ptr<Stream> defaultStream;
 };
-StreamTable& table() {
+StreamTable& streamTable() {
     static StreamTable* t = new StreamTable;  // outlives static destructors of users
     return *t;
 }
 }  // namespace
 
 std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
-    StreamTable& t = table();
+    StreamTable& t = streamTable();
     std::lock_guard<std::mutex> lock(t.mutex);
     if (handle == nullptr) {
         if (!t.defaultStream) t.defaultStream = std::make_shared<Stream>(currentDeviceOr(0));
@@ -113,7 +113,7 @@ std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
 aclrtStream createStream() {
     auto s = std::make_shared<Stream>(currentDeviceOr(0));
     Stream* raw = s.get();
-    StreamTable& t = table();
+    StreamTable& t = streamTable();
     std::lock_guard<std::mutex> lock(t.mutex);
     t.live.emplace(raw, std::move(s));
     return raw;
@@ -124,7 +124,7 @@ aclrtStream createStream() {
 bool destroyStream(aclrtStream handle) {
     std::shared_ptr<Stream> victim;
     {
-        StreamTable& t = table();
+        StreamTable& t = streamTable();
         std::lock_guard<std::mutex> lock(t.mutex);
         auto it = t.live.find(static_cast<Stream*>(handle));
         if (it == t.live.end()) return false;
@@ -137,7 +137,7 @@ bool destroyStream(aclrtStream handle) {
 void synchronizeAllStreams() {
     std::vector<std::shared_ptr<Stream>> all;
     {
-        StreamTable& t = table();
+        StreamTable& t = streamTable();
         std::lock_guard<std::mutex> lock(t.mutex);
         for (auto& entry : t.live) all.push_back(entry.second);
         if (t.defaultStream) all.push_back(t.defaultStream);

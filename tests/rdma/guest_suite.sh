@@ -34,12 +34,17 @@ export HOSTCCL_TRANSPORT=rdma HOSTCCL_LOG_LEVEL=info
 
 want() { case ",$STEPS," in *",$1,"*) return 0 ;; esac; return 1; }
 
-# 1. Every collective, 2-4 ranks as processes, every dtype and op, sizes up to several MB:
-#    the process matrix, all families in one job per rank count (a job per family
-#    would spend most of the time starting ranks under emulation); then the worker's
-#    own suite: aclrtMalloc memory, a sub-communicator, two communicators at once.
+# 1. Every collective, 2-4 ranks as processes, every op, sizes up to several MB: the
+#    process matrix, all families in one job per rank count (a job per family would
+#    spend most of the time starting ranks under emulation), in one dtype of each
+#    element size (the transport's slots hold whole elements; the kernels are the same
+#    as over TCP, where the main suite runs every dtype), ${MATRIX_DTYPES} to change;
+#    then the worker's own suite: aclrtMalloc memory, a sub-communicator, two
+#    communicators at once.
 W="$BUILD/tests/mp_worker"
-for n in $RANKS; do want matrix && check "matrix_${n}ranks" sh "$SRC/tests/rdma/worker_job.sh" "$W" $n all; done
+for n in $RANKS; do
+    want matrix && check "matrix_${n}ranks" sh "$SRC/tests/rdma/worker_job.sh" "$W" $n "all:${MATRIX_DTYPES:-int8,fp16,fp32,fp64}"
+done
 want matrix && check worker_suite_3ranks sh "$SRC/tests/rdma/worker_job.sh" "$W" 3
 # 2. Sub-communicators and the typed C++ collectives (ranks as threads of one process).
 want subcomm && check subcomm "$BUILD/tests/cxx_api_test" --gtest_filter='CxxApi.SplitIntoGroups:CxxApi.TypedCollectives:CxxApi.AsyncAllReduceManyInFlight'
@@ -57,7 +62,7 @@ if want bandwidth; then
         export HOSTCCL_RDMA_SLOTS=${ring%x*} HOSTCCL_RDMA_SLOT_BYTES=${ring#*x} HOSTCCL_RDMA_ZERO_COPY_BYTES=${cfg#*/}
         TAIL=4 check "bw_allreduce_$cfg" sh "$SRC/tests/rdma/local_ranks.sh" 2 "$BUILD/bench/perf/allreduce_perf" -b 4M -e 4M -n 20 -w 3
         TAIL=4 check "bw_sendrecv_$cfg" sh "$SRC/tests/rdma/local_ranks.sh" 2 "$BUILD/bench/perf/sendrecv_perf" -b 4M -e 4M -n 20 -w 3
-        grep -h "closed:" /tmp/rank0.out | tail -n 1  # how many sends went zero-copy
+        echo "sends: $(grep -h 'closed:' /tmp/rank0.out | tail -n 1 | sed 's/.*closed: //')"  # how many zero-copy
     done
     unset HOSTCCL_RDMA_SLOTS HOSTCCL_RDMA_SLOT_BYTES HOSTCCL_RDMA_ZERO_COPY_BYTES
     for mode in "" "-b"; do

@@ -55,7 +55,7 @@ void addReductions(std::vector<MatrixCase>& out, const char* family, uint32_t n,
                     if (!isLarge(count) || op == HCCL_REDUCE_SUM)
                         out.push_back({caseName(family, t, reduceOpName(op), count, inPlace),
                                        [=](const RankContext& c) { return f(c, t, op, count, inPlace); },
-                                       isLarge(count)});
+                                       isLarge(count), t});
 }
 
 void addMoves(std::vector<MatrixCase>& out, const char* family, uint32_t n, bool perRank, bool withInPlace,
@@ -65,7 +65,7 @@ void addMoves(std::vector<MatrixCase>& out, const char* family, uint32_t n, bool
             for (bool inPlace : {false, true}) {
                 if (inPlace && !withInPlace) continue;
                 out.push_back({caseName(family, t, "", count, inPlace),
-                               [=](const RankContext& c) { return f(c, t, count, inPlace); }, isLarge(count)});
+                               [=](const RankContext& c) { return f(c, t, count, inPlace); }, isLarge(count), t});
             }
 }
 
@@ -258,7 +258,8 @@ const std::vector<std::string>& matrixFamilies() {
 std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n, bool withLarge) {
     std::vector<MatrixCase> out;
     auto once = [&](const char* name, auto f) {  // one case per dtype (layout fixed by the family)
-        for (HcclDataType t : allTypes()) out.push_back({caseName(name, t, "", 0, false), [=](const RankContext& c) { return f(c, t); }});
+        for (HcclDataType t : allTypes())
+            out.push_back({caseName(name, t, "", 0, false), [=](const RankContext& c) { return f(c, t); }, false, t});
     };
     if (family == "AllReduce") addReductions(out, "AllReduce", n, false, allReduce);
     if (family == "Reduce") addReductions(out, "Reduce", n, false, reduce);
@@ -267,7 +268,7 @@ std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n, bool 
         for (HcclDataType t : reducibleTypes())
             for (HcclReduceOp op : allOps())
                 out.push_back({caseName("ReduceScatterV", t, reduceOpName(op), 0, false),
-                               [=](const RankContext& c) { return reduceScatterV(c, t, op, 0, false); }});
+                               [=](const RankContext& c) { return reduceScatterV(c, t, op, 0, false); }, false, t});
     if (family == "Broadcast") addMoves(out, "Broadcast", n, false, false, broadcast);
     if (family == "AllGather") addMoves(out, "AllGather", n, true, true, allGather);
     if (family == "AllGatherV") once("AllGatherV", [](const RankContext& c, HcclDataType t) { return allGatherV(c, t, 0, false); });

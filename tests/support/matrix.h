@@ -25,6 +25,7 @@ struct MatrixCase {
     // "" on success, else what went wrong on this rank.
     std::function<std::string(const RankContext&)> run;
     bool large = false;  // the multi-megabyte count
+    int dtype = -1;      // the HcclDataType it runs, -1 for none (barriers)
 };
 
 // Families: AllReduce, Reduce, ReduceScatter, ReduceScatterV, Broadcast, AllGather,

@@ -9,7 +9,7 @@ namespace hostccl {
 namespace {
 constexpr size_t kIpBytes = 64;
 constexpr uint32_t kMagic = 0x484f5354;  // "HOST"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kRootInfoVersion = 1;
 
 // Layout after the IP string; fixed-width fields, host byte order (all ranks of
 // one job share an architecture).
@@ -31,7 +31,7 @@ void encodeRootInfo(const RootInfo& info, HcclRootInfo* out) {
     std::strncpy(out->internal, info.ip.c_str(), kIpBytes - 1);
     Body b{};
     b.magic = kMagic;
-    b.version = kVersion;
+    b.version = kRootInfoVersion;
     b.port = info.port;
     b.k0 = info.secret.k0;
     b.k1 = info.secret.k1;
@@ -54,7 +54,7 @@ bool decodeRootInfo(const HcclRootInfo* in, RootInfo* out, std::string* why) {
     }
     Body b;
     std::memcpy(&b, in->internal + kIpBytes, sizeof b);
-    if (b.magic != kMagic || b.version != kVersion) {
+    if (b.magic != kMagic || b.version != kRootInfoVersion) {
         *why = "not produced by HcclGetRootInfo of this library (bad magic or version)";
         return false;
     }

@@ -6,7 +6,7 @@ namespace hostccl::health {
 
 namespace {
 constexpr uint32_t kMagic = 0x48544c48;  // "HLTH"
-constexpr uint8_t kVersion = 1;
+constexpr uint8_t kFrameVersion = 1;
 
 struct Header {
     uint32_t magic;
@@ -25,7 +25,7 @@ bool knownCode(uint32_t c) { return c < HCCL_E_RESERVED || c == HCCL_E_IN_STATUS
 
 std::string encodeFrame(const Frame& f) {
     const size_t text = std::min(f.text.size(), kMaxHealthText);
-    Header h{kMagic, static_cast<uint8_t>(f.type), kVersion, static_cast<uint16_t>(text),
+    Header h{kMagic, static_cast<uint8_t>(f.type), kFrameVersion, static_cast<uint16_t>(text),
              static_cast<uint32_t>(f.code), f.culprit, f.seq, 0};
     std::string out(reinterpret_cast<const char*>(&h), sizeof h);
     out.append(f.text.data(), text);
@@ -36,7 +36,7 @@ Decoded decodeFrame(const char* data, size_t len, uint32_t ranks, Frame* out, si
     if (len < sizeof(Header)) return Decoded::NeedMore;
     Header h;
     std::memcpy(&h, data, sizeof h);
-    if (h.magic != kMagic || h.version != kVersion) {
+    if (h.magic != kMagic || h.version != kFrameVersion) {
         *why = "not a health frame (bad magic or version)";
         return Decoded::Bad;
     }

@@ -8,7 +8,7 @@ namespace hostccl::net {
 
 namespace {
 constexpr uint32_t kMagic = 0x48435443;  // "HCTC"
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kHandshakeVersion = 1;
 constexpr uint8_t kAccepted = 0xA5;
 
 // MAC over the role, the nonce being answered and the identity of the connection,
@@ -36,11 +36,11 @@ struct ServerProof {
 }  // namespace
 
 Hello makeHello(Purpose purpose, uint64_t commId, uint32_t fromRank, uint32_t toRank) {
-    return Hello{kMagic, kVersion, static_cast<uint16_t>(purpose), commId, fromRank, toRank, randomU64()};
+    return Hello{kMagic, kHandshakeVersion, static_cast<uint16_t>(purpose), commId, fromRank, toRank, randomU64()};
 }
 
 bool checkHello(const Hello& h, std::string* err) {
-    if (h.magic != kMagic || h.version != kVersion) {
+    if (h.magic != kMagic || h.version != kHandshakeVersion) {
         *err = "not a hostccl peer (bad magic or version)";
         return false;
     }
