@@ -172,6 +172,11 @@ TEST(RdmaRegistrationCache, PinnedRegistrationsSurviveEviction) {
     EXPECT_EQ(cache.size(), 3u);
     EXPECT_EQ(fake.live.count({0x10000, 0x1000}), 1u);
     EXPECT_EQ(fake.live.count({0x20000, 0x1000}), 1u);
+    // A range crossing a pinned registration's end cannot replace it: refused, it stays.
+    EXPECT_EQ(cache.acquire(at(0x10f00), 0x200, &why), nullptr);
+    EXPECT_NE(why.find("in use"), std::string::npos) << why;
+    EXPECT_EQ(fake.live.count({0x10000, 0x1000}), 1u);
+    EXPECT_EQ(cache.size(), 3u);
     cache.unpin(a);
     cache.acquire(at(0x40000), 10, &why);  // evicts the unpinned 0x10000 (older than 0x30000)
     EXPECT_EQ(fake.live.count({0x10000, 0x1000}), 0u);

@@ -29,7 +29,13 @@ const Registration* RegistrationCache::acquire(const void* addr, size_t len, std
     Registration r;
     r.begin = a & pageMask_;
     r.end = (last + ~pageMask_) & pageMask_;
-    invalidate(reinterpret_cast<void*>(r.begin), r.end - r.begin);  // the new one replaces what it overlaps
+    // The new one replaces what it overlaps, unless posted work still uses that: then
+    // the caller copies instead.
+    if (overlapsPinned(r.begin, r.end)) {
+        *why = "the range overlaps a registration still in use by posted work";
+        return nullptr;
+    }
+    invalidate(reinterpret_cast<void*>(r.begin), r.end - r.begin);
     while (byBegin_.size() >= capacity_ && evictOldest()) {
     }
     r.handle = registrar_.registerMemory(reinterpret_cast<void*>(r.begin), r.end - r.begin, &r.lkey, &r.rkey, why);
@@ -53,10 +59,23 @@ void RegistrationCache::unpin(const RegistrationPin& pin) {
     if (it != byBegin_.end() && it->second.id == pin.id && it->second.pins > 0) --it->second.pins;
 }
 
+// The registrations overlapping [begin, end): the one starting before `begin` that
+// reaches past it, then those starting inside.
+std::map<uintptr_t, Registration>::iterator RegistrationCache::firstOverlap(uintptr_t begin) {
+    auto it = byBegin_.upper_bound(begin);
+    if (it != byBegin_.begin() && std::prev(it)->second.end > begin) --it;
+    return it;
+}
+
+bool RegistrationCache::overlapsPinned(uintptr_t begin, uintptr_t end) {
+    for (auto it = firstOverlap(begin); it != byBegin_.end() && it->second.begin < end; ++it)
+        if (it->second.pins > 0) return true;
+    return false;
+}
+
 void RegistrationCache::invalidate(const void* addr, size_t len) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(addr), end = a + len;
-    auto it = byBegin_.upper_bound(a);
-    if (it != byBegin_.begin() && std::prev(it)->second.end > a) --it;
+    auto it = firstOverlap(a);
     while (it != byBegin_.end() && it->second.begin < end) {
         registrar_.deregister(it->second.handle);
         it = byBegin_.erase(it);

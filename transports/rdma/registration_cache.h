@@ -5,7 +5,8 @@
 // cache is full; invalidate() drops every registration touching freed memory (the
 // same addresses may come back as other pages). A registration in use by posted
 // work is pinned: eviction passes it over (the cache grows past its capacity rather
-// than pull keys from under a transfer); freeing the memory still drops it.
+// than pull keys from under a transfer) and a wider range overlapping it is refused
+// rather than replace it; freeing the memory still drops it.
 #pragma once
 
 #include <cstddef>
@@ -62,6 +63,8 @@ public:
 
 private:
     bool evictOldest();  // false when every registration is pinned
+    std::map<uintptr_t, Registration>::iterator firstOverlap(uintptr_t begin);
+    bool overlapsPinned(uintptr_t begin, uintptr_t end);
 
     Registrar& registrar_;
     const size_t capacity_;
