@@ -31,9 +31,8 @@ std::unique_ptr<transport::Link> tcpLink(const PeerInfo& peer, uint64_t commId, 
 bool rdmaForced() { return env::getString("HOSTCCL_TRANSPORT") == "rdma"; }
 
 bool wantRdma(const PeerInfo& self, const PeerInfo& peer) {
-    const std::string t = env::getString("HOSTCCL_TRANSPORT");
-    if (t == "rdma") return true;
-    if (t == "tcp") return false;
+    if (rdmaForced()) return true;
+    if (env::getString("HOSTCCL_TRANSPORT") == "tcp") return false;
     return self.hostId != peer.hostId || env::getInt("HCCL_INTRA_ROCE_ENABLE", 0, 1) == 1;
 }
 
@@ -83,7 +82,6 @@ bool rdmaAvailable(const PeerInfo& self, std::string* why) {
     return false;
 #endif
 }
-
 
 // Lower rank: creates the segment and offers it; ring 0 is its outbound ring.
 HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
