@@ -23,6 +23,7 @@ namespace hostccl {
 // The communicator as an algorithm sees it.
 class Tracer;
 class SelectorCosts;
+class SymmetricWindows;
 
 struct CommView {
     uint32_t rank = 0;
@@ -40,6 +41,7 @@ struct CommView {
     uint32_t nodes = 1;
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
     std::shared_ptr<SelectorCosts> costs;  // the selector's cost model (selector.h)
+    const SymmetricWindows* windows = nullptr;  // HcclCommSymWinRegister's (direct/symmetric_windows.h)
 };
 
 class Context {
@@ -57,6 +59,7 @@ public:
     uint32_t nodeOf(uint32_t rank) const { return comm_.nodeOf[rank]; }
     uint32_t nodes() const { return comm_.nodes; }
     SelectorCosts* costs() const { return comm_.costs.get(); }
+    const SymmetricWindows* windows() const { return comm_.windows; }
     // The bytes the op moves per rank (gathered collectives: the whole result;
     // scattered ones: the whole input), which is what decides between algorithms.
     uint64_t opBytes() const;

@@ -16,6 +16,8 @@ packages=(
   clang libclang-rt-dev            # sanitizer builds and libFuzzer targets (scripts/sanitize.sh)
   libibverbs-dev                   # the RDMA (RoCE) transport
   qemu-system-x86 debootstrap      # the RDMA suite's soft-RoCE guest (tests/rdma/run.sh)
+  openmpi-bin libopenmpi-dev       # mpirun-started tests (launcher env, HCCL-Test-style programs)
+  mpich libmpich-dev               # the same under MPICH's mpiexec.mpich (Hydra)
 )
 
 missing=()

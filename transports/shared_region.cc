@@ -15,8 +15,9 @@ SharedRegion describeRegion(const void* p, size_t bytes) {
     const char* begin = static_cast<const char*>(p);
     if (a && begin + bytes <= static_cast<const char*>(a->base) + a->size) {
         r.allocationId = a->id;
-        r.allocationOffset = static_cast<uint64_t>(begin - static_cast<const char*>(a->base));
-        r.allocationSize = a->size;
+        // Offsets are into the memfd, which the peer maps whole.
+        r.allocationOffset = a->fdOffset + static_cast<uint64_t>(begin - static_cast<const char*>(a->base));
+        r.allocationSize = a->fdSize;
         r.fd = a->fd;
     }
     return r;

@@ -67,6 +67,37 @@ typedef enum aclrtEventStatus { ACL_EVENT_STATUS_COMPLETE = 0, ACL_EVENT_STATUS_
 typedef enum aclrtFloatOverflowMode { ACL_RT_OVERFLOW_MODE_SATURATION = 0, ACL_RT_OVERFLOW_MODE_INFNAN = 1,
                                       ACL_RT_OVERFLOW_MODE_UNDEF = 2 } aclrtFloatOverflowMode;
 
+/* Virtual memory management: reserve an address range, create physical memory, map
+ * one into the other. Physical memory is a shareable memfd like aclrtMalloc memory. */
+typedef enum aclrtMemLocationType {
+    ACL_MEM_LOCATION_TYPE_HOST = 0,
+    ACL_MEM_LOCATION_TYPE_DEVICE = 1,
+    ACL_MEM_LOCATION_TYPE_UNREGISTERED = 2
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+    uint32_t id;
+    aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef enum aclrtMemAllocationType { ACL_MEM_ALLOCATION_TYPE_PINNED = 0 } aclrtMemAllocationType;
+
+typedef enum aclrtMemHandleType { ACL_MEM_HANDLE_TYPE_NONE = 0 } aclrtMemHandleType;
+
+typedef struct aclrtPhysicalMemProp {
+    aclrtMemHandleType handleType;
+    aclrtMemAllocationType allocationType;
+    aclrtMemAttr memAttr;
+    aclrtMemLocation location;
+    uint64_t reserve;
+} aclrtPhysicalMemProp;
+
+typedef enum aclrtMemGranularityOptions {
+    ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+    ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
+    ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF
+} aclrtMemGranularityOptions;
+
 /* Devices: a "device" is a logical slot; the count is HOSTCCL_DEVICE_COUNT (default 8). */
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
@@ -96,6 +127,22 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value, size_t count,
                                               aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total);
+
+/* Virtual memory. Sizes, offsets and addresses passed to map are multiples of the
+ * granularity (2 MiB); flags of aclrtReserveMemAddress: 0 normal pages, 1 huge pages
+ * (both take 2 MiB granules here); other flags must be 0. */
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
+                                                              aclrtMemGranularityOptions option,
+                                                              size_t *granularity);
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment, void *expectPtr,
+                                                    uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void *virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
+                                                 const aclrtPhysicalMemProp *prop, uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offset, aclrtDrvMemHandle handle,
+                                         uint64_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr);
 
 /* Streams. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <string.h>
 #include <hccl/hccl_types.h>
 #include <acl/acl_base.h>
@@ -84,6 +85,59 @@ extern HcclResult HcclGetCommName(HcclComm comm, char *commName);
 extern HcclResult HcclCommGetHandleWithName(const char *commName, HcclComm *comm);
 
 extern HcclResult HcclBarrier(HcclComm comm, aclrtStream stream);
+
+/* Zero-copy memory (HCCL Test -z). A communicator is told the virtual range its
+ * buffers will come from (reserved with aclrtReserveMemAddress), then which parts
+ * of it are backed by which physical memory. alignment, offset and flags: 0. */
+extern HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment,
+                                         uint64_t flags);
+extern HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr);
+extern HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset,
+                                             aclrtDrvMemHandle handle, uint64_t flags);
+extern HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr);
+
+/* Groups: operators issued between start and end are launched together at the
+ * outermost end; sends and receives to many peers in one group cannot deadlock,
+ * whatever their order. Per thread; groups nest. */
+extern HcclResult HcclGroupStart(void);
+extern HcclResult HcclGroupEnd(void);
+extern HcclResult HcclGroupStatusGet(bool *isGroupEnabled);
+
+/* Symmetric-memory windows. Registration is collective over the communicator (every
+ * rank registers a window of the same size, flag 1); the windows are exchanged once,
+ * so operators whose buffers lie inside them skip the per-op buffer exchange. */
+extern HcclResult HcclCommSymWinRegister(HcclComm comm, void *addr, uint64_t size, HcclCommSymWindow *winHandle,
+                                         uint32_t flag);
+extern HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle);
+extern HcclResult HcclCommSymWinGet(HcclComm comm, void *ptr, size_t size, HcclCommSymWindow *winHandle,
+                                    size_t *offset);
+
+/* Device-side recovery and NIC switching have no host counterpart: these return
+ * HCCL_E_NOT_SUPPORT (docs/api-coverage.md says why). */
+extern HcclResult HcclCommSuspend(HcclComm comm);
+extern HcclResult HcclCommResume(HcclComm comm);
+typedef HcclResult (*HcclCommStateCallback)(HcclComm comm, HcclCommStatePhase state, void *args);
+extern HcclResult HcclCommRegCommStateCallback(const char *regName, HcclCommStateCallback cb, void *args);
+extern HcclResult HcclCommGetStatus(const char *commId, HcclCommStatus *status);
+extern HcclResult HcclCommWorkingDevNicSet(HcclComm comm, uint32_t *ranks, bool *useBackup, uint32_t nRanks);
+
+typedef enum {
+    HCCL_OP_EXPANSION_MODE_INVALID = -1,
+    HCCL_OP_EXPANSION_MODE_AI_CPU = 0,
+    HCCL_OP_EXPANSION_MODE_AIV = 1,
+    HCCL_OP_EXPANSION_MODE_HOST = 2,
+    HCCL_OP_EXPANSION_MODE_HOST_TS = 3,
+    HCCL_OP_EXPANSION_MODE_CCU_MS = 4,
+    HCCL_OP_EXPANSION_MODE_CCU_SCHED = 5,
+    HCCL_OP_EXPANSION_AIV_ONLY = 6
+} HcclOpExpansionMode;
+
+typedef enum { HCCL_CONFIG_TYPE_INVALID = -1, HCCL_CONFIG_TYPE_OP_EXPANSION_MODE = 0 } HcclConfigType;
+typedef HcclOpExpansionMode HcclConfigTypeOpExpansionMode;
+
+/* The expansion mode a communicator runs in: always HCCL_OP_EXPANSION_MODE_HOST here
+ * (operators are expanded and run by host threads, whatever was asked for). */
+extern HcclResult HcclConfigGetInfo(HcclComm comm, HcclConfigType cfgType, uint32_t infoLen, void *info);
 extern HcclResult HcclCommDestroy(HcclComm comm);
 extern HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError);
 extern const char *HcclGetErrorString(HcclResult code);

@@ -48,6 +48,7 @@ typedef enum {
 
 typedef void *HcclComm;
 typedef void *HcclConn;
+typedef void *HcclCommSymWindow; /* a registered symmetric-memory window */
 
 typedef enum {
     HCCL_REDUCE_SUM = 0,
@@ -114,6 +115,7 @@ const uint32_t HCCL_COMM_SERVICE_LEVEL_CONFIG_NOT_SET = 0xffffffff;
 const int32_t HCCL_COMM_EXECTIMEOUT_CONFIG_NOT_SET = (int32_t)0xffffffff;
 const uint32_t HCCL_COMM_QOS_CONFIG_NOT_SET = 0xffffffff;
 const uint64_t HCCL_COMM_SYMWIN_DEFAULT_MAX_MEM_SIZE_PER_RANK = 16;
+const uint64_t HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE = 16ULL; /* the same default under HCCL's name */
 const uint32_t HCCL_COMM_CHANNEL_SQ_DEPTH_CONFIG_NOT_SET = 0xffffffff;
 
 /*
@@ -209,6 +211,14 @@ typedef enum {
     HCCL_COMM_STATUS_INVALID = 254,
     HCCL_COMM_STATUS_RESERVED = 255
 } HcclCommStatus;
+
+typedef enum {
+    HCCL_COMM_STATE_PHASE_INVALID = -1,
+    HCCL_COMM_STATE_PHASE_DESTROY_PRE = 0,
+    HCCL_COMM_STATE_PHASE_DESTROY_POST = 1,
+    HCCL_COMM_STATE_PHASE_RESUME_PRE = 2,
+    HCCL_COMM_STATE_PHASE_RESUME_POST = 3
+} HcclCommStatePhase;
 
 #ifdef __cplusplus
 }

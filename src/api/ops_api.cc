@@ -1,5 +1,6 @@
 // Operator entry points of the HCCL C API: validate, normalise to CollArgs,
 // enqueue on the stream. Nothing runs on the caller's thread.
+#include "api/group.h"
 #include "api/validate.h"
 #include "common/datatype.h"
 #include "hccl/hccl.h"
@@ -23,6 +24,10 @@ void logEntry(const char* fn, const Communicator& c, const CollArgs& a) {
 
 HcclResult submit(const char* fn, Communicator* c, const std::shared_ptr<runtime::Stream>& s, CollArgs args) {
     logEntry(fn, *c, args);
+    if (group::open()) {  // launched at HcclGroupEnd
+        group::defer(c, s, std::move(args));
+        return HCCL_SUCCESS;
+    }
     return enqueue(c, *s, std::move(args));
 }
 

@@ -16,6 +16,7 @@
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
 #include "core/link_factory.h"
+#include "core/profiling.h"
 
 namespace hostccl {
 
@@ -37,6 +38,8 @@ Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> t
 Communicator::~Communicator() {
     if (health_) health_->close();  // a goodbye first: our closing channels are not a death
     if (tracer_) tracer_->flush();
+    profiling::detach(this);
+    forgetWindowsOf(this);
 }
 
 ErrorSite Communicator::site(const char* op) const {
@@ -186,16 +189,19 @@ HcclResult Communicator::execute(const CollArgs& args) {
     view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
     health_->setSeq(view_.seq);
     if (recorder_) recorder_->started(args.flightId, view_.seq);
+    // HOSTCCL_TRACE's tracer, else a running profiling session's (aclprofStart).
+    Tracer* tracer = tracer_ ? tracer_.get() : profiling::tracerFor(this);
+    view_.tracer = tracer;
     Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &failure_);
     const Algorithm& algo = selectAlgorithm(ctx);
     explainIfAsked(ctx);
     if (log::logger().should_log(spdlog::level::debug))
         log::debug("{} count {} via {}", describe(ctx.site()), args.count, algo.name());
-    auto start = tracer_ ? Tracer::Clock::now() : Tracer::Clock::time_point{};
+    auto start = tracer ? Tracer::Clock::now() : Tracer::Clock::time_point{};
     HcclResult rc = algo.run(ctx);
     const char* ran = ctx.handedTo() != nullptr ? ctx.handedTo() : algo.name();
-    if (tracer_)
-        tracer_->op(collName(args.type), start, Tracer::Clock::now(),
+    if (tracer)
+        tracer->op(collName(args.type), start, Tracer::Clock::now(),
                     fmt::format(R"("seq":{},"comm":"{}","count":{},"dtype":"{}","redop":"{}","root":{},"algorithm":"{}","result":"{}")",
                                 view_.seq, name(), args.count, dtypeName(args.dtype),
                                 isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, ran,
@@ -259,6 +265,7 @@ void Communicator::buildView() {
     view_.commId = id();
     view_.name = name();
     view_.scratch = &scratch_;
+    view_.windows = &memory_.windows();
     view_.crowded = ranksOnThisHost() > usableCores();
     view_.algoOverride = options_.algoOverride;
     std::vector<std::string> hosts;

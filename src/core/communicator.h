@@ -19,6 +19,7 @@
 #include "common/error.h"
 #include "common/siphash.h"
 #include "core/bootstrap/peer_info.h"
+#include "core/comm_memory.h"
 #include "core/comm_options.h"
 #include "core/flight_recorder.h"
 #include "core/health/health_session.h"
@@ -73,6 +74,8 @@ public:
     // the op in flight reads: describing the communicator reads the rest.
     const CommView& view() const { return view_; }
     const CommOptions& options() const { return options_; }
+    // Zero-copy ranges and symmetric windows (HcclCommSetMemoryRange, HcclCommSymWin*).
+    CommMemory& memory() { return memory_; }
     HcclResult asyncError() const { return failure_.code(); }
     const CommFailure& failure() const { return failure_; }
     // HCCL_SUCCESS, or the failure's code after logging why `op` cannot run.
@@ -103,6 +106,7 @@ private:
     CommOptions options_;
     std::vector<std::unique_ptr<transport::Link>> links_;  // [peer]; null for self
     std::vector<char> scratch_;
+    CommMemory memory_;  // before view_, which points at its windows
     CommView view_;  // guarded by execMutex_
     std::unique_ptr<Tracer> tracer_;
     std::unique_ptr<FlightRecorder> recorder_;

@@ -18,6 +18,11 @@ class Tracer {
 public:
     // Null unless HOSTCCL_TRACE is set.
     static std::unique_ptr<Tracer> fromEnv(const std::string& comm, uint32_t rank, const std::string& host);
+    // A tracer writing to `path`; `extra` (JSON members) joins the file's otherData.
+    static std::unique_ptr<Tracer> toFile(std::string path, const std::string& comm, uint32_t rank,
+                                          const std::string& host, std::string extra = "");
+    // `name` reduced to characters safe in a file name.
+    static std::string safeName(const std::string& name);
 
     using Clock = std::chrono::steady_clock;
     void op(const char* name, Clock::time_point start, Clock::time_point end, const std::string& args);
@@ -26,14 +31,14 @@ public:
     std::string flush();
 
 private:
-    Tracer(std::string path, std::string comm, uint32_t rank, std::string host);
+    Tracer(std::string path, std::string comm, uint32_t rank, std::string host, std::string extra);
     void add(const char* name, const char* cat, int tid, Clock::time_point start, Clock::time_point end,
              const std::string& args);
 
     static constexpr size_t kMaxEvents = 1000000;  // beyond this, events are counted, not kept
     const std::string path_, comm_;
     const uint32_t rank_;
-    const std::string host_;
+    const std::string host_, extra_;
     std::mutex mutex_;
     std::vector<std::string> events_;
     uint64_t dropped_ = 0;

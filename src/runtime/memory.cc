@@ -10,9 +10,13 @@
 namespace hostccl::runtime {
 
 namespace {
+struct Entry {
+    Allocation allocation;
+    bool owned;  // aclrtMalloc's (unmapped and closed on release), or a mapping's
+};
 struct AllocationTable {
     std::mutex mutex;
-    std::map<const char*, Allocation> byBase;  // ordered: lookups by containing range
+    std::map<const char*, Entry> byBase;  // ordered: lookups by containing range
     size_t total = 0;
     uint64_t lastId = 0;
 };
@@ -55,25 +59,45 @@ void* allocate(size_t size) {
     }
     AllocationTable& t = allocationTable();
     std::lock_guard<std::mutex> lock(t.mutex);
-    t.byBase.emplace(static_cast<const char*>(p), Allocation{p, size, fd, ++t.lastId});
+    t.byBase.emplace(static_cast<const char*>(p), Entry{Allocation{p, size, fd, ++t.lastId, 0, size}, true});
     t.total += size;
     return p;
 }
 
+namespace {
+// Takes base's entry out of the table when it is of the wanted kind.
+std::optional<Allocation> takeEntry(void* base, bool owned) {
+    AllocationTable& t = allocationTable();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    auto it = t.byBase.find(static_cast<const char*>(base));
+    if (it == t.byBase.end() || it->second.owned != owned) return std::nullopt;
+    Allocation a = it->second.allocation;
+    t.total -= a.size;
+    t.byBase.erase(it);
+    return a;
+}
+}  // namespace
+
 bool release(void* base) {
-    Allocation a;
-    {
-        AllocationTable& t = allocationTable();
-        std::lock_guard<std::mutex> lock(t.mutex);
-        auto it = t.byBase.find(static_cast<const char*>(base));
-        if (it == t.byBase.end()) return false;
-        a = it->second;
-        t.total -= a.size;
-        t.byBase.erase(it);
-    }
-    notifyRelease(a);
-    munmap(a.base, a.size);
-    close(a.fd);
+    std::optional<Allocation> a = takeEntry(base, true);
+    if (!a) return false;
+    notifyRelease(*a);
+    munmap(a->base, a->size);
+    close(a->fd);
+    return true;
+}
+
+void addMapping(void* base, size_t size, int fd, size_t fdOffset, size_t fdSize) {
+    AllocationTable& t = allocationTable();
+    std::lock_guard<std::mutex> lock(t.mutex);
+    t.byBase.emplace(static_cast<const char*>(base), Entry{Allocation{base, size, fd, ++t.lastId, fdOffset, fdSize}, false});
+    t.total += size;
+}
+
+bool removeMapping(void* base) {
+    std::optional<Allocation> a = takeEntry(base, false);
+    if (!a) return false;
+    notifyRelease(*a);
     return true;
 }
 
@@ -89,7 +113,7 @@ std::optional<Allocation> findAllocation(const void* p) {
     if (it == t.byBase.begin()) return std::nullopt;
     --it;
     const char* base = it->first;
-    if (static_cast<const char*>(p) < base + it->second.size) return it->second;
+    if (static_cast<const char*>(p) < base + it->second.allocation.size) return it->second.allocation;
     return std::nullopt;
 }
 

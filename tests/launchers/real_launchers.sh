@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The perf tools under the real launchers when they are installed (they come with
-# the peer benchmarks: bench/compare.sh installs them). Exits 77 (skipped) with
+# The perf tools under the real launchers (scripts/setup-deps.sh installs Open MPI
+# and MPICH). Exits 77 (skipped) with
 # the reason when none is installed.
 set -uo pipefail
 tool=$1
@@ -18,5 +18,5 @@ fi
 if command -v mpiexec.mpich >/dev/null; then
     check "MPICH mpiexec" mpiexec.mpich -n 4 -env HOSTCCL_ROOT_ADDR 127.0.0.1:$((20000 + RANDOM % 12000))
 fi
-[ $ran -eq 1 ] || { echo "SKIPPED: neither Open MPI's mpirun nor MPICH's mpiexec is installed (bench/compare.sh installs them)"; exit 77; }
+[ $ran -eq 1 ] || { echo "SKIPPED: neither Open MPI's mpirun nor MPICH's mpiexec is installed (scripts/setup-deps.sh installs them)"; exit 77; }
 exit $status

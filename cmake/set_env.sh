@@ -1,0 +1,18 @@
+# hostccl: source this file, as CANN's set_env.sh, to build and run HCCL programs
+# against this install:   source <prefix>/set_env.sh
+# It finds its own directory, so the installed tree can be moved.
+if [ -n "${BASH_SOURCE:-}" ]; then
+  _hostccl_here="${BASH_SOURCE[0]}"
+elif [ -n "${ZSH_VERSION:-}" ]; then
+  _hostccl_here="${(%):-%x}"
+else
+  _hostccl_here="$0"
+fi
+_hostccl_prefix="$(cd "$(dirname "$_hostccl_here")" && pwd)"
+export ASCEND_HOME_PATH="$_hostccl_prefix"      # the HCCL examples' Makefiles
+export ASCEND_TOOLKIT_HOME="$_hostccl_prefix"
+export ASCEND_DIR="$_hostccl_prefix"            # HCCL Test's Makefile (make ASCEND_DIR=...)
+export LD_LIBRARY_PATH="$_hostccl_prefix/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LIBRARY_PATH="$_hostccl_prefix/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"
+export PATH="$_hostccl_prefix/bin${PATH:+:$PATH}"
+unset _hostccl_here _hostccl_prefix

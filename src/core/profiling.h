@@ -1,0 +1,36 @@
+// The profiling session behind ACL's aclprof* calls (src/api/profiling_api.cc).
+// While a session runs, every communicator of this process records its operators and
+// transfer steps into a tracer of its own (core/trace.h, the HOSTCCL_TRACE format);
+// stopping writes one file per communicator under the directory aclprofInit named:
+// <dir>/hostccl_prof.<comm>.rank<r>.<session>.json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hostccl {
+
+class Communicator;
+class Tracer;
+
+namespace profiling {
+
+// aclprofInit: the directory results go to (created when missing).
+bool setDirectory(const std::string& dir, std::string* why);
+bool hasDirectory();
+// aclprofStart / aclprofStop. `switches` (ACL_PROF_*) are noted in each file.
+bool start(uint64_t switches, std::string* why);
+bool running();
+// Writes every communicator's trace of the session; returns the files written.
+std::vector<std::string> stop();
+// aclprofFinalize: stops a running session, forgets the directory.
+void finalize();
+
+// The tracer `comm`'s ops record into while a session runs; nullptr otherwise.
+Tracer* tracerFor(const Communicator* comm);
+// A communicator being destroyed: its trace is kept for stop() to write.
+void detach(const Communicator* comm);
+
+}  // namespace profiling
+}  // namespace hostccl

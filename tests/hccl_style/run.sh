@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The CANN-style install as HCCL programs use it: install the build, source its
+# set_env.sh, build tests/hccl_style with a Makefile written the way HCCL's are, and
+# run every family under Open MPI's mpirun and MPICH's mpiexec. Also: installed
+# tools start without LD_LIBRARY_PATH, the library aliases resolve to ours.
+set -euo pipefail
+build=$1 src=$2
+if ! command -v mpirun.openmpi >/dev/null || ! command -v mpiexec.mpich >/dev/null; then
+  echo "SKIPPED: Open MPI (mpirun.openmpi) and MPICH (mpiexec.mpich) are needed; scripts/setup-deps.sh installs them"
+  exit 77
+fi
+work=$(mktemp -d /tmp/hostccl-hccl-style.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+
+# Installed executables find their libraries through RUNPATH.
+env -u LD_LIBRARY_PATH "$prefix/bin/allreduce_perf" -p 2 -b 8 -e 1K -f 32 -n 1 -w 1 | grep -q "Out of bounds values : 0 OK"
+echo "installed allreduce_perf without LD_LIBRARY_PATH: ok"
+
+# shellcheck disable=SC1091
+source "$prefix/set_env.sh"
+[ "$ASCEND_HOME_PATH" = "$prefix" ] && [ "$ASCEND_DIR" = "$prefix" ] && [ -e "$prefix/lib64/libhccl.so" ]
+for alias in acl_rt msprofiler; do
+  grep -q "INPUT(-l" "$prefix/lib64/lib$alias.so"
+done
+echo "set_env.sh, lib64 and the library aliases: ok"
+
+for mpi in openmpi mpich; do
+  mpi_home=$(bash "$src/scripts/mpi-home.sh" $mpi "$work/mpi-$mpi")
+  mkdir -p "$work/bin-$mpi"
+  make -s -C "$src/tests/hccl_style" ASCEND_HOME_PATH="$ASCEND_HOME_PATH" MPI_HOME="$mpi_home" OUT="$work/bin-$mpi"
+  test_bin=$work/bin-$mpi/hccl_style_test
+  ldd "$test_bin" | grep -q "libhccl.so.0 => $prefix/lib"
+  if [ $mpi = openmpi ]; then
+    launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -n) counts="2 3 4"
+  else
+    launch=(mpiexec.mpich -n) counts="2 4"
+  fi
+  for n in $counts; do
+    for family in vmm range symwin prof group; do
+      mkdir -p "$work/run-$mpi-$n-$family"
+      timeout 300 "${launch[@]}" "$n" "$test_bin" $family "$work/run-$mpi-$n-$family" | tee "$work/out" | tail -1
+      grep -q "^$family on $n ranks: ok$" "$work/out"
+    done
+  done
+done
+echo "hccl_style: every family ok under Open MPI and MPICH"
