@@ -9,8 +9,6 @@
 
 namespace hostccl {
 
-using transport::describeRegion;
-using transport::SharedRegion;
 
 namespace {
 // Non-temporal stores pay once every rank's input and output together outgrow half
@@ -76,9 +74,9 @@ HcclResult DirectAllReduce::run(Context& ctx) const {
     const uint32_t n = ctx.size(), me = ctx.rank();
     const size_t es = ctx.elemSize(), bytes = a.count * es;
     PeerWindows w;
-    HOSTCCL_CHECK(w.open(ctx, 2, sameOrDisjoint(a.sendBuf, bytes, a.recvBuf, bytes), [&](uint32_t, SharedRegion* r) {
-        r[0] = describeRegion(a.sendBuf, bytes);
-        r[1] = describeRegion(a.recvBuf, bytes);
+    HOSTCCL_CHECK(w.open(ctx, 2, sameOrDisjoint(a.sendBuf, bytes, a.recvBuf, bytes), [&](uint32_t, PeerWindows::Range* r) {
+        r[0] = {a.sendBuf, bytes};
+        r[1] = {a.recvBuf, bytes};
     }));
     if (!w.usable()) return fallBack(ctx);
     const Block mine = evenBlocks(a.count, n)[me];
@@ -107,7 +105,7 @@ HcclResult DirectAllGather::run(Context& ctx) const {
     const bool canJoin = a.sendBuf == ownSlot || !overlaps(a.sendBuf, ownBytes, out, layoutEnd(blocks) * es);
     PeerWindows w;
     HOSTCCL_CHECK(w.open(ctx, 1, canJoin,
-                         [&](uint32_t, SharedRegion* r) { r[0] = describeRegion(a.sendBuf, ownBytes); }));
+                         [&](uint32_t, PeerWindows::Range* r) { r[0] = {a.sendBuf, ownBytes}; }));
     if (!w.usable()) return fallBack(ctx);
     const bool stream = outgrowsCache(ctx);
     if (a.sendBuf != ownSlot) copyOut(stream, ownSlot, a.sendBuf, ownBytes);
@@ -130,8 +128,8 @@ HcclResult DirectReduceScatter::run(Context& ctx) const {
     const size_t outBytes = mine.count * es;
     const bool canJoin = out == in + mine.offset * es || !overlaps(out, outBytes, in, layoutEnd(blocks) * es);
     PeerWindows w;
-    HOSTCCL_CHECK(w.open(ctx, 1, canJoin, [&](uint32_t p, SharedRegion* r) {
-        r[0] = describeRegion(in + blocks[p].offset * es, blocks[p].count * es);
+    HOSTCCL_CHECK(w.open(ctx, 1, canJoin, [&](uint32_t p, PeerWindows::Range* r) {
+        r[0] = {in + blocks[p].offset * es, blocks[p].count * es};
     }));
     if (!w.usable()) return fallBack(ctx);
     std::vector<const char*> inputs(n);
@@ -152,8 +150,8 @@ HcclResult DirectAlltoAllV::run(Context& ctx) const {
     const uint64_t sendEnd = layoutEnd(layoutFrom(a.sendCounts, a.sendDispls));
     const uint64_t recvEnd = layoutEnd(layoutFrom(a.recvCounts, a.recvDispls));
     PeerWindows w;
-    HOSTCCL_CHECK(w.open(ctx, 1, !overlaps(in, sendEnd * es, out, recvEnd * es), [&](uint32_t p, SharedRegion* r) {
-        r[0] = describeRegion(in + a.sendDispls[p] * es, a.sendCounts[p] * es);
+    HOSTCCL_CHECK(w.open(ctx, 1, !overlaps(in, sendEnd * es, out, recvEnd * es), [&](uint32_t p, PeerWindows::Range* r) {
+        r[0] = {in + a.sendDispls[p] * es, a.sendCounts[p] * es};
     }));
     if (!w.usable()) return fallBack(ctx);
     const bool stream = outgrowsCache(ctx);
@@ -172,8 +170,8 @@ HcclResult DirectBroadcast::run(Context& ctx) const {
     const size_t bytes = a.count * ctx.elemSize();
     char* buf = static_cast<char*>(a.recvBuf);
     PeerWindows w;
-    HOSTCCL_CHECK(w.open(ctx, 1, true, [&](uint32_t, SharedRegion* r) {
-        r[0] = root ? describeRegion(buf, bytes) : describeRegion(nullptr, 0);  // only the root's is read
+    HOSTCCL_CHECK(w.open(ctx, 1, true, [&](uint32_t, PeerWindows::Range* r) {
+        r[0] = root ? PeerWindows::Range{buf, bytes} : PeerWindows::Range{nullptr, 0};  // only the root's is read
     }));
     if (!w.usable()) return fallBack(ctx);
     if (!root)
@@ -188,9 +186,9 @@ HcclResult DirectReduce::run(Context& ctx) const {
     const size_t es = ctx.elemSize(), bytes = a.count * es;
     const bool canJoin = !root || sameOrDisjoint(a.sendBuf, bytes, a.recvBuf, bytes);
     PeerWindows w;
-    HOSTCCL_CHECK(w.open(ctx, 2, canJoin, [&](uint32_t, SharedRegion* r) {
-        r[0] = describeRegion(a.sendBuf, bytes);
-        r[1] = root ? describeRegion(a.recvBuf, bytes) : describeRegion(nullptr, 0);  // only the root's is written
+    HOSTCCL_CHECK(w.open(ctx, 2, canJoin, [&](uint32_t, PeerWindows::Range* r) {
+        r[0] = {a.sendBuf, bytes};
+        r[1] = root ? PeerWindows::Range{a.recvBuf, bytes} : PeerWindows::Range{nullptr, 0};  // only the root's is written
     }));
     if (!w.usable()) return fallBack(ctx);
     const Block mine = evenBlocks(a.count, n)[me];

@@ -16,22 +16,54 @@ bool shareable(const Context& ctx, const SharedRegion& r) {
 }
 }  // namespace
 
+const SymmetricWindow* PeerWindows::commonWindow(const Context& ctx, const std::vector<Range>& ranges) {
+    const SymmetricWindows* windows = ctx.windows();
+    if (windows == nullptr || windows->empty()) return nullptr;  // the common case: one atomic load
+    const SymmetricWindow* common = nullptr;
+    for (const Range& r : ranges) {
+        if (r.bytes == 0) continue;
+        const SymmetricWindow* w = common != nullptr && r.p >= common->base &&
+                                           static_cast<const char*>(r.p) + r.bytes <= common->base + common->size
+                                       ? common
+                                       : windows->find(r.p, r.bytes);
+        if (w == nullptr || (common != nullptr && w != common)) return nullptr;
+        common = w;
+    }
+    return common != nullptr && common->shareable ? common : nullptr;
+}
+
 HcclResult PeerWindows::open(Context& ctx, size_t regionsPerPeer, bool canJoin, const Describe& describe) {
     const uint32_t n = ctx.size();
     const size_t msg = messageBytes(regionsPerPeer);
     regionsPerPeer_ = regionsPerPeer;
+    windows_ = ctx.windows();
     sent_.assign(msg * n, 0);
     received_.assign(msg * n, 0);
-    std::vector<SharedRegion> regions(regionsPerPeer);
+    std::vector<Range> ranges(regionsPerPeer * n, Range{nullptr, 0});
+    for (uint32_t p = 0; p < n; ++p)
+        if (p != ctx.rank()) describe(p, ranges.data() + p * regionsPerPeer);
+    // Inside one registered window: offsets into it, nothing to look up.
+    const SymmetricWindow* window = commonWindow(ctx, ranges);
+    if (window != nullptr && log::logger().should_log(spdlog::level::debug))
+        log::debug("{}: buffers in symmetric window {}: offsets sent, nothing described", hostccl::describe(ctx.site()), window->id);
     for (uint32_t p = 0; p < n; ++p) {
         if (p == ctx.rank()) continue;
-        describe(p, regions.data());
-        for (const SharedRegion& r : regions) canJoin = canJoin && shareable(ctx, r);
-        std::memcpy(sent_.data() + p * msg + sizeof(Header), regions.data(), regionsPerPeer * sizeof(SharedRegion));
+        for (size_t i = 0; i < regionsPerPeer; ++i) {
+            const Range& range = ranges[p * regionsPerPeer + i];
+            SharedRegion r{};
+            if (window != nullptr) {
+                r.address = range.bytes == 0 ? 0 : static_cast<uint64_t>(static_cast<const char*>(range.p) - window->base);
+                r.bytes = range.bytes;
+            } else {
+                r = transport::describeRegion(range.p, range.bytes);
+                canJoin = canJoin && shareable(ctx, r);
+            }
+            std::memcpy(sent_.data() + p * msg + sizeof(Header) + i * sizeof r, &r, sizeof r);
+        }
     }
     for (uint32_t p = 0; p < n; ++p) {
         if (p == ctx.rank()) continue;
-        Header h{canJoin ? 1u : 0u, static_cast<uint32_t>(regionsPerPeer)};
+        Header h{canJoin ? 1u : 0u, static_cast<uint32_t>(regionsPerPeer), window != nullptr ? window->id : 0};
         std::memcpy(sent_.data() + p * msg, &h, sizeof h);
         ctx.send(p, sent_.data() + p * msg, msg);
         ctx.recv(p, received_.data() + p * msg, msg);
@@ -46,16 +78,35 @@ HcclResult PeerWindows::open(Context& ctx, size_t regionsPerPeer, bool canJoin, 
     return HCCL_SUCCESS;
 }
 
+// A region as sent, or rebuilt from the peer's window and the offset it sent.
 SharedRegion PeerWindows::received(uint32_t peer, size_t i) const {
+    const char* message = received_.data() + peer * messageBytes(regionsPerPeer_);
+    Header h;
+    std::memcpy(&h, message, sizeof h);
     SharedRegion r;
-    const char* at = received_.data() + peer * messageBytes(regionsPerPeer_) + sizeof(Header) + i * sizeof r;
-    std::memcpy(&r, at, sizeof r);
+    std::memcpy(&r, message + sizeof(Header) + i * sizeof r, sizeof r);
+    if (h.window == 0 || r.bytes == 0) return r;
+    const SymmetricWindow* w = windows_ != nullptr ? windows_->byId(h.window) : nullptr;
+    const uint64_t offset = r.address, bytes = r.bytes;
+    if (w == nullptr || peer >= w->ranks.size() || offset > w->size || bytes > w->size - offset) {
+        r = SharedRegion{};  // maps to nothing: region() records why
+        r.bytes = bytes;
+        return r;
+    }
+    r = w->ranks[peer];
+    r.address += offset;
+    r.allocationOffset += offset;
+    r.bytes = bytes;
     return r;
 }
 
 char* PeerWindows::region(Context& ctx, uint32_t peer, size_t i) {
     SharedRegion r = received(peer, i);
     if (r.bytes == 0) return nullptr;
+    if (r.address == 0) {
+        fail(fmt::format("rank {} used a symmetric window this rank does not hold, or a range outside it", peer));
+        return nullptr;
+    }
     std::string why;
     char* p = ctx.mapPeerRegion(peer, r, &why);
     if (p == nullptr) fail(fmt::format("cannot map rank {}'s buffer: {}", peer, why));

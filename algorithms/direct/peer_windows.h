@@ -4,6 +4,10 @@
 // open(): every rank sends every peer the regions of its buffers that this peer
 // may touch, plus one flag saying whether it can take part at all (its buffers
 // are mappable by the other processes and the algorithm's own conditions hold).
+// When every region lies in one registered symmetric window (HcclCommSymWinRegister,
+// symmetric_windows.h), whose description every rank already holds, a region is
+// sent as an offset into that window: no buffer is described (no allocation looked
+// up) and the peer's window is found mapped already.
 // Every rank receives every flag, so all reach the same usable() answer and either
 // all run the direct path or all fall back to a message-passing algorithm.
 //
@@ -17,14 +21,20 @@
 #include <vector>
 
 #include "algorithms/context.h"
+#include "algorithms/direct/symmetric_windows.h"
 #include "transports/shared_region.h"
 
 namespace hostccl {
 
 class PeerWindows {
 public:
-    // Fills `regionsPerPeer` regions this rank offers `peer`.
-    using Describe = std::function<void(uint32_t peer, transport::SharedRegion* regions)>;
+    // A range of this rank's memory that a peer may touch (empty: nothing).
+    struct Range {
+        const void* p;
+        uint64_t bytes;
+    };
+    // Fills the `regionsPerPeer` ranges this rank offers `peer`.
+    using Describe = std::function<void(uint32_t peer, Range* ranges)>;
 
     // `canJoin`: the calling algorithm's own conditions (for example no overlap of
     // the send and receive buffers) hold on this rank.
@@ -45,10 +55,14 @@ private:
     struct Header {
         uint32_t canJoin;
         uint32_t regions;
+        uint64_t window;  // a symmetric window's id: regions are offsets into it; 0: described
     };
+    // The one shareable window holding every non-empty range, or nullptr.
+    static const SymmetricWindow* commonWindow(const Context& ctx, const std::vector<Range>& ranges);
     transport::SharedRegion received(uint32_t peer, size_t i) const;
     static size_t messageBytes(size_t regions) { return sizeof(Header) + regions * sizeof(transport::SharedRegion); }
 
+    const SymmetricWindows* windows_ = nullptr;  // the communicator's, for windows peers name
     size_t regionsPerPeer_ = 0;
     bool usable_ = false;
     std::vector<char> sent_, received_;  // one message per peer, back to back

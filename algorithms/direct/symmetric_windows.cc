@@ -7,6 +7,7 @@ namespace hostccl {
 const SymmetricWindow* SymmetricWindows::add(SymmetricWindow w) {
     std::lock_guard<std::mutex> lock(mutex_);
     windows_.push_back(std::make_unique<SymmetricWindow>(std::move(w)));
+    count_.store(windows_.size(), std::memory_order_release);
     return windows_.back().get();
 }
 
@@ -15,6 +16,7 @@ bool SymmetricWindows::remove(const SymmetricWindow* w) {
     auto it = std::find_if(windows_.begin(), windows_.end(), [&](const auto& p) { return p.get() == w; });
     if (it == windows_.end()) return false;
     windows_.erase(it);
+    count_.store(windows_.size(), std::memory_order_release);
     return true;
 }
 
@@ -40,6 +42,13 @@ bool SymmetricWindows::overlapsAny(const void* p, uint64_t bytes) const {
 bool SymmetricWindows::owns(const SymmetricWindow* w) const {
     std::lock_guard<std::mutex> lock(mutex_);
     return std::any_of(windows_.begin(), windows_.end(), [&](const auto& p) { return p.get() == w; });
+}
+
+const SymmetricWindow* SymmetricWindows::byId(uint64_t id) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& w : windows_)
+        if (w->id == id) return w.get();
+    return nullptr;
 }
 
 }  // namespace hostccl

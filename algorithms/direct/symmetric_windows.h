@@ -6,6 +6,7 @@
 // offsets: a one-message arrival that carries them).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 namespace hostccl {
 
 struct SymmetricWindow {
+    uint64_t id;       // the n-th registration on the communicator: the same on every rank
     const char* base;  // this rank's window
     uint64_t size;
     std::vector<transport::SharedRegion> ranks;  // every rank's window, by rank
@@ -31,10 +33,15 @@ public:
     const SymmetricWindow* find(const void* p, uint64_t bytes) const;
     bool overlapsAny(const void* p, uint64_t bytes) const;
     bool owns(const SymmetricWindow* w) const;
+    const SymmetricWindow* byId(uint64_t id) const;
+    bool empty() const { return count_.load(std::memory_order_acquire) == 0; }  // nullptr when not registered (any more)
+    uint64_t nextId() { return ++lastId_; }
 
 private:
     mutable std::mutex mutex_;  // registration runs beside ops on other streams
     std::vector<std::unique_ptr<SymmetricWindow>> windows_;
+    uint64_t lastId_ = 0;
+    std::atomic<size_t> count_{0};  // windows_.size(), read without the lock  // registrations are collective: every rank counts the same
 };
 
 }  // namespace hostccl

@@ -1,5 +1,6 @@
 #include "bench/perf/perf_harness.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -62,6 +63,7 @@ struct RankRunner {
     HcclComm comm;
     aclrtStream stream;
     uint32_t rank;
+    PerfMemory& memory;
 
     void measure(const Layout& l, int column, Row* row) {
         const bool inPlace = column == 1;
@@ -72,13 +74,17 @@ struct RankRunner {
         const size_t es = dtypeSize(o.dtype);
         void *bufA = nullptr, *bufB = nullptr, *send = nullptr, *recv = nullptr;
         if (inPlace) {
-            aclrtMalloc(&bufA, std::max<uint64_t>({l.sendElems, l.recvElems, 1}) * es, ACL_MEM_MALLOC_HUGE_FIRST);
-            op.placeInPlace(static_cast<char*>(bufA), l, rank, es, &send, &recv);
+            bufA = memory.get(0, std::max<uint64_t>({l.sendElems, l.recvElems, 1}) * es);
+            if (bufA != nullptr) op.placeInPlace(static_cast<char*>(bufA), l, rank, es, &send, &recv);
         } else {
-            aclrtMalloc(&bufA, std::max<uint64_t>(l.sendElems, 1) * es, ACL_MEM_MALLOC_HUGE_FIRST);
-            aclrtMalloc(&bufB, std::max<uint64_t>(l.recvElems, 1) * es, ACL_MEM_MALLOC_HUGE_FIRST);
-            send = bufA;
-            recv = bufB;
+            send = bufA = memory.get(0, std::max<uint64_t>(l.sendElems, 1) * es);
+            recv = bufB = memory.get(1, std::max<uint64_t>(l.recvElems, 1) * es);
+        }
+        if (bufA == nullptr || (!inPlace && bufB == nullptr)) {
+            row->failed[column] = true;
+            memory.put(0);
+            memory.put(1);
+            return;
         }
         aclrtEvent start, stop;
         aclrtCreateEvent(&start);
@@ -102,10 +108,20 @@ struct RankRunner {
         row->failed[column] = rc != HCCL_SUCCESS || sync != 0 || !timed;
         aclrtDestroyEvent(start);
         aclrtDestroyEvent(stop);
-        aclrtFree(bufA);
-        if (bufB) aclrtFree(bufB);
+        memory.put(0);
+        memory.put(1);
     }
 };
+
+// The most bytes one buffer of any call of the sweep holds.
+size_t largestBuffer(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_t>& sizes, uint32_t nranks) {
+    size_t largest = 0;
+    for (uint64_t s : sizes) {
+        const Layout l = op.layout(s / dtypeSize(o.dtype), nranks);
+        largest = std::max<size_t>(largest, std::max<uint64_t>({l.sendElems, l.recvElems, 1}) * dtypeSize(o.dtype));
+    }
+    return largest;
+}
 
 // HostcclCommDescribe's text as comment lines, so table parsers skip it.
 void printTopology(HcclComm comm) {
@@ -204,8 +220,37 @@ int report(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_t>& 
 
 namespace {
 
+// -p N asks for N ranks, one per logical device: provide the devices (unless the
+// user set HOSTCCL_DEVICE_COUNT) and the descriptors the links take (soft limit up
+// to the hard one), before anything reads either.
+// False (with the reason printed) when this process cannot hold the links.
+bool provideForLocalRanks(uint32_t nranks) {
+    if (std::getenv("HOSTCCL_DEVICE_COUNT") == nullptr && nranks > 8)
+        setenv("HOSTCCL_DEVICE_COUNT", std::to_string(nranks).c_str(), 1);
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) != 0) return true;
+    if (files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+    // Every pair of ranks holds a data and a health connection, both ends in this
+    // process: 2 n (n - 1) descriptors, and a few per rank besides.
+    const uint64_t needed = 2ull * nranks * (nranks - 1) + 16ull * nranks + 64;
+    if (files.rlim_cur != RLIM_INFINITY && needed > files.rlim_cur) {
+        std::fprintf(stderr,
+                     "-p %u: %u ranks in one process connect every pair and need about %llu file descriptors; "
+                     "this process may open %llu (ulimit -n; the hard limit is the most it can raise itself to). "
+                     "Raise the limit, or run fewer local ranks, or start ranks as processes under a launcher.\n",
+                     nranks, nranks, static_cast<unsigned long long>(needed),
+                     static_cast<unsigned long long>(files.rlim_cur));
+        return false;
+    }
+    return true;
+}
+
 // Ranks as threads of this process (-p N).
 int runThreads(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_t>& sizes) {
+    if (!provideForLocalRanks(o.nranks)) return 2;
     std::vector<HcclComm> comms(o.nranks);
     std::vector<int32_t> devices(o.nranks);
     for (uint32_t i = 0; i < o.nranks; ++i) devices[i] = int32_t(i);
@@ -222,7 +267,8 @@ int runThreads(const PerfOp& op, const PerfOptions& o, const std::vector<uint64_
             aclrtSetDevice(int32_t(r));
             aclrtStream stream;
             aclrtCreateStream(&stream);
-            RankRunner runner{op, o, comms[r], stream, r};
+            PerfMemory memory(o.memory, comms[r], largestBuffer(op, o, sizes, o.nranks));
+            RankRunner runner{op, o, comms[r], stream, r, memory};
             for (size_t s = 0; s < sizes.size(); ++s)
                 for (int column = 0; column < 2; ++column)
                     runner.measure(op.layout(sizes[s] / dtypeSize(o.dtype), o.nranks), column, &rows[s][r]);
@@ -254,7 +300,8 @@ int runProcess(const PerfOp& op, PerfOptions o, const std::vector<uint64_t>& siz
     aclrtCreateStream(&stream);
     if (rank == 0 && o.topology) printTopology(comm);
     if (rank == 0) printHeader(op, o);
-    RankRunner runner{op, o, comm, stream, rank};
+    PerfMemory memory(o.memory, comm, largestBuffer(op, o, sizes, o.nranks));
+    RankRunner runner{op, o, comm, stream, rank, memory};
     std::vector<std::vector<Row>> rows(sizes.size(), std::vector<Row>(1));
     for (size_t s = 0; s < sizes.size(); ++s) {
         Row& row = rows[s][0];
@@ -283,7 +330,7 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
     PerfOptions o;
     CLI::App app{std::string("hostccl ") + op.name + "_perf (nccl-tests style). Without -p under mpirun, mpiexec, "
                  "srun or torchrun, each process is one rank (see HostcclCommInitFromEnv)."};
-    std::string minB = "32M", maxB = "32M", step = "1M", dtype = "float", redop = "sum";
+    std::string minB = "32M", maxB = "32M", step = "1M", dtype = "float", redop = "sum", memory = "malloc";
     app.add_option("-b,--minbytes", minB, "smallest size (K/M/G suffixes)");
     app.add_option("-e,--maxbytes", maxB, "largest size");
     app.add_option("-i,--stepbytes", step, "additive step");
@@ -294,7 +341,9 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
     app.add_option("-d,--datatype", dtype, "data type");
     app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");
     app.add_option("-r,--root", o.root, "root rank");
-    auto* ranksOpt = app.add_option("-p,--nranks", o.nranks, "local ranks to start as threads")->check(CLI::Range(1u, 64u));
+    auto* ranksOpt = app.add_option("-p,--nranks", o.nranks, "local ranks to start as threads")->check(CLI::Range(1u, 1024u));
+    app.add_option("--memory", memory,
+                   "buffers from malloc (aclrtMalloc), vmm (ACL virtual memory) or window (a registered symmetric window)");
     app.add_flag("--topology", o.topology, "print hosts, ranks, links and the algorithm per collective and size first");
     app.add_flag("--hccl-test", o.hcclTestTable, "print HCCL Test's table (data_size, aveg_time, alg_bandwidth, check_result)");
     try {
@@ -304,6 +353,7 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
         o.stepBytes = parseSize(step);
         o.dtype = parseType(dtype);
         o.op = parseOp(redop);
+        o.memory = parseMemoryMode(memory);
         if (o.minBytes > o.maxBytes) throw CLI::ValidationError("-b", "minbytes exceeds maxbytes");
     } catch (const CLI::ParseError& e) {
         return app.exit(e);

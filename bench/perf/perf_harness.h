@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "bench/perf/perf_memory.h"
 #include "hccl/hccl.h"
 
 namespace hostccl::perf {
@@ -21,6 +22,7 @@ struct PerfOptions {
     HcclReduceOp op = HCCL_REDUCE_SUM;
     bool hcclTestTable = false;  // print HCCL Test's columns instead of nccl-tests'
     bool topology = false;       // print the communicator's description first (# lines)
+    MemoryMode memory = MemoryMode::Malloc;  // --memory: where buffers come from
 };
 
 // Element counts of one call: the API's count argument and what each buffer holds.

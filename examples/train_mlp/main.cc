@@ -77,7 +77,12 @@ int train(const Flags& f, hostccl::Communicator& world) {
     bo.overlap = !f.noOverlap;
     hostccl::GradientBucketer buckets(groups.dataParallel(), bo, hostccl::makeCompressor(f.compression));
     std::vector<size_t> bucketId(model.parameters().size());
-    for (size_t id : model.backwardOrder()) bucketId[id] = buckets.add(model.parameters()[id].grad);
+    // Shards and replicated parameters in separate buckets: a compressor's choices
+    // for a replicated tensor must not depend on shards, which differ between TP ranks.
+    for (size_t id : model.backwardOrder()) {
+        Parameter& p = model.parameters()[id];
+        bucketId[id] = buckets.add(p.grad, p.sharded ? 1 : 0);
+    }
 
     const bool print = me == 0 && !f.quiet;
     if (me == 0) {

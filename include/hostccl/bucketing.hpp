@@ -38,8 +38,11 @@ public:
     ~GradientBucketer();
 
     // Registers a gradient buffer (kept by reference); returns its id. Only before the
-    // first ready() or waitAll().
-    size_t add(std::span<float> gradient);
+    // first ready() or waitAll(). Gradients of different `bucketGroup`s never share a
+    // bucket: a compressor decides per bucket (top-k's threshold, sign's scale), so
+    // tensors replicated across tensor-parallel ranks must not be bucketed with
+    // shards, which differ between those ranks, or the replicas would diverge.
+    size_t add(std::span<float> gradient, uint32_t bucketGroup = 0);
     // The gradient's values are final for this step; from any thread, once per step.
     // May throw when the bucket it completes cannot be launched (a failed
     // communicator); waitAll() then throws as well and resets the step.
@@ -70,6 +73,7 @@ private:
     BucketOptions options_;
     std::unique_ptr<GradientCompressor> compressor_;
     std::vector<std::span<float>> grads_;
+    std::vector<uint32_t> groupOf_;
     std::vector<size_t> bucketOf_, offsetOf_;
     std::vector<std::unique_ptr<Bucket>> buckets_;
     std::vector<bool> readyThisStep_;

@@ -29,6 +29,8 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_RANKTABLE_PORT", "16666", "Rendezvous port of a rank table whose rank 0 has neither host_port nor device_port."},
         {"HCCL_BUFFSIZE", "200", "MB; accepted for compatibility (hostccl sizes its own staging). Config hcclBufferSize wins."},
         {"HCCL_DETERMINISTIC", "false", "true/strict; accepted for compatibility: hostccl's reduction order is always fixed by the rank count."},
+        {"HCCL_OP_EXPANSION_MODE", "", "AI_CPU, AIV, AIV_ONLY, HOST, HOST_TS, CCU_MS or CCU_SCHED: accepted and validated; operators always expand on host threads here (HcclConfigGetInfo says HOST). Config hcclOpExpansionMode wins."},
+        {"HCCL_OP_RETRY_ENABLE", "", "L0:<0|1>, L1:<0|1>, L2:<0|1>: accepted and validated; hostccl does not re-run failed operators (a failure is reported, HostcclCommShrink recovers)."},
         {"HCCL_ALGO", "", "Algorithm family per operator in HCCL syntax (level0:NA;level1:<algo> or <op>=...); config hcclAlgo wins."},
         // Launchers (HostcclCommInitFromEnv and the perf tools without -p).
         {"HOSTCCL_ROOT_ADDR", "", "host:port where rank 0 serves the rendezvous of a launcher-started job."},

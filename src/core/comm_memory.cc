@@ -103,7 +103,7 @@ HcclResult CommMemory::registerWindow(Communicator& c, void* addr, uint64_t size
     a.recvCounts.assign(c.size(), sizeof(Record));
     for (uint32_t r = 0; r < c.size(); ++r) a.recvDispls.push_back(uint64_t(r) * sizeof(Record));
     HOSTCCL_CHECK(c.execute(a));
-    SymmetricWindow w{at(addr), size, {}, true};
+    SymmetricWindow w{0, at(addr), size, {}, true};
     for (uint32_t r = 0; r < c.size(); ++r) {
         if (all[r].size != size)
             return fail(HCCL_E_PARA, s, "rank {} registered a window of {} bytes, this rank {}: windows must be symmetric", r,
@@ -111,6 +111,7 @@ HcclResult CommMemory::registerWindow(Communicator& c, void* addr, uint64_t size
         w.ranks.push_back(all[r].region);
         w.shareable = w.shareable && (c.view().singleProcess || transport::mappableByOtherProcesses(all[r].region));
     }
+    w.id = windows_.nextId();  // only registrations that succeeded on every rank count
     *out = windows_.add(std::move(w));
     return HCCL_SUCCESS;
 }

@@ -36,8 +36,51 @@ CommOptions optionsFromEnv() {
     o.execTimeoutSec = env::getInt("HCCL_EXEC_TIMEOUT", 0, INT32_MAX);
     o.algo = env::getString("HCCL_ALGO");
     o.probeCosts = env::getBool("HOSTCCL_COST_PROBE");
+    o.expansionAsked = env::getString("HCCL_OP_EXPANSION_MODE");
     return o;
 }
+
+namespace {
+// HCCL's names for where operators are expanded; the config field numbers them.
+constexpr const char* kExpansionModes[] = {"AI_CPU", "AIV", "HOST", "HOST_TS", "CCU_MS", "CCU_SCHED", "AIV_ONLY"};
+
+bool knownExpansionMode(const std::string& s) {
+    for (const char* m : kExpansionModes)
+        if (s == m) return true;
+    return false;
+}
+
+// "L0:0, L1:0, L2:0" (levels in any order, each at most once, values 0 or 1).
+bool validRetrySetting(const std::string& s) {
+    std::string compact;
+    for (char c : s)
+        if (c != ' ') compact += c;
+    if (compact.empty()) return true;
+    bool seen[3] = {false, false, false};
+    size_t at = 0;
+    while (at < compact.size()) {
+        size_t end = compact.find(',', at);
+        if (end == std::string::npos) end = compact.size();
+        const std::string item = compact.substr(at, end - at);
+        if (item.size() != 4 || item[0] != 'L' || item[1] < '0' || item[1] > '2' || item[2] != ':' ||
+            (item[3] != '0' && item[3] != '1') || seen[item[1] - '0'])
+            return false;
+        seen[item[1] - '0'] = true;
+        at = end + 1;
+    }
+    return compact.back() != ',';
+}
+
+HcclResult checkCompatibilitySettings(const CommOptions& o) {
+    if (!o.expansionAsked.empty() && !knownExpansionMode(o.expansionAsked) && o.expansionAsked.rfind("config ", 0) != 0)
+        return fail(HCCL_E_PARA, "HCCL_OP_EXPANSION_MODE \"{}\" is none of AI_CPU, AIV, AIV_ONLY, HOST, HOST_TS, CCU_MS, CCU_SCHED",
+                    o.expansionAsked);
+    const std::string retry = env::getString("HCCL_OP_RETRY_ENABLE");
+    if (!validRetrySetting(retry))
+        return fail(HCCL_E_PARA, "HCCL_OP_RETRY_ENABLE \"{}\" is not of the form L0:<0|1>, L1:<0|1>, L2:<0|1>", retry);
+    return HCCL_SUCCESS;
+}
+}  // namespace
 
 namespace {
 // The texts that must parse before anything is connected.
@@ -53,7 +96,10 @@ HcclResult parseAlgo(CommOptions* out) {
 
 HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
     *out = optionsFromEnv();
-    if (config == nullptr) return parseAlgo(out);
+    if (config == nullptr) {
+        HOSTCCL_CHECK(checkCompatibilitySettings(*out));
+        return parseAlgo(out);
+    }
     ConfigHeader h;
     std::memcpy(&h, config->reserved, sizeof h);
     if (h.magicWord != HCCL_COMM_CONFIG_MAGIC_WORD)
@@ -76,6 +122,12 @@ HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
             return fail(HCCL_E_PARA, "config: hcclCommName is not NUL-terminated within {} bytes", COMM_NAME_MAX_LENGTH);
         out->name = config->hcclCommName;
     }
+    if (v >= 4 && config->hcclOpExpansionMode != HCCL_COMM_DEFAULT_OP_EXPANSION_MODE) {
+        // HCCL Test passes its accelerator index (0 default .. 7 aicpu); anything larger is no mode.
+        if (config->hcclOpExpansionMode > 7)
+            return fail(HCCL_E_PARA, "config: hcclOpExpansionMode {} is not a mode (0-7)", config->hcclOpExpansionMode);
+        out->expansionAsked = fmt::format("config {}", config->hcclOpExpansionMode);
+    }
     if (v >= 6) {
         out->worldRankId = config->hcclWorldRankID;
         out->jobId = config->hcclJobID;
@@ -90,6 +142,7 @@ HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
             return fail(HCCL_E_PARA, "config: hcclAlgo is not NUL-terminated");
         if (config->hcclAlgo[0] != '\0') out->algo = config->hcclAlgo;
     }
+    HOSTCCL_CHECK(checkCompatibilitySettings(*out));
     return parseAlgo(out);
 }
 

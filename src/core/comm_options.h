@@ -26,6 +26,9 @@ struct CommOptions {
     std::optional<CostParams> inheritedCosts;    // a sub-communicator's parent's numbers: no probe
     uint32_t worldRankId = 0;
     uint64_t jobId = 0;
+    // What HCCL_OP_EXPANSION_MODE / hcclOpExpansionMode asked for ("" = default); every
+    // mode runs on host threads here, and the init line says so.
+    std::string expansionAsked;
 };
 
 CommOptions optionsFromEnv();

@@ -178,9 +178,11 @@ void Communicator::logInit() const {
     for (const auto& l : links_)
         if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : std::strcmp(l->kind(), "rdma") == 0 ? rdma : tcp)++;
     log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} connect-timeout {}s "
-              "exec-timeout {}s",
+              "exec-timeout {}s expansion host{}",
               kLibraryVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,
-              env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec);
+              env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec,
+              options_.expansionAsked.empty() ? "" : fmt::format(" ({} asked: every mode runs on host threads here)",
+                                                                 options_.expansionAsked));
 }
 
 HcclResult Communicator::execute(const CollArgs& args) {

@@ -122,3 +122,29 @@ TEST(GradientBucketer, FailedStepThrowsAndResets) {
         }
     });
 }
+
+// Gradients of different bucket groups never share a bucket (a compressor decides per
+// bucket); with sign compression the replicated group's result depends only on the
+// replicated gradients: identical on ranks whose other group differs.
+TEST(GradientBucketer, BucketGroupsNeverShareABucket) {
+    onRanks(2, [&](uint32_t r, Communicator& comm) {
+        std::vector<float> replicatedA(64, 1.0f), shard(64), replicatedB(64, -2.0f);
+        for (size_t j = 0; j < shard.size(); ++j) shard[j] = float((r + 1) * 100 * (j % 5 + 1));  // differs per rank
+        GradientBucketer mixed(comm);
+        mixed.add(replicatedA);
+        mixed.add(shard);
+        mixed.add(replicatedB);
+        GradientBucketer grouped(comm, {}, hostccl::makeCompressor("sign"));
+        grouped.add(replicatedA, 0);
+        grouped.add(shard, 1);
+        grouped.add(replicatedB, 0);
+        grouped.waitAll();
+        EXPECT_EQ(mixed.bucketCount(), 0u);  // built on the first step only
+        mixed.waitAll();
+        EXPECT_EQ(mixed.bucketCount(), 1u);
+        EXPECT_EQ(grouped.bucketCount(), 2u);
+        // Sign compression of {1 x64, -2 x64}: scale = mean |g| = 1.5 on both ranks.
+        for (float v : replicatedA) EXPECT_EQ(v, 1.5f);
+        for (float v : replicatedB) EXPECT_EQ(v, -1.5f);
+    });
+}

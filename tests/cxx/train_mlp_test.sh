@@ -35,6 +35,9 @@ local_run "tp 3" --ranks 3 --tp 3 --hidden 255
 local_run "no overlap" --ranks 4 --no-overlap
 local_run "small buckets" --ranks 3 --batch 255 --bucket-mb 0.01 --first-bucket-mb 0.001
 for c in fp16 bf16 topk:0.05 sign; do local_run "compression $c" --ranks 4 --compression "$c"; done
+# Compressors decide per bucket: shards and replicated tensors must not share one, or
+# the tensor-parallel ranks' replicas diverge (top-k picks, sign scales differ).
+for c in topk:0.01 sign; do local_run "dp 2 x tp 2, compression $c" --ranks 4 --tp 2 --compression "$c"; done
 
 # Four processes under launcher variables (Communicator::fromEnvironment).
 port=$((20000 + RANDOM % 12000))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <string>
 
 #include "hostccl/bucketing.hpp"
@@ -35,27 +36,34 @@ GradientBucketer::~GradientBucketer() {
         }
 }
 
-size_t GradientBucketer::add(std::span<float> gradient) {
+size_t GradientBucketer::add(std::span<float> gradient, uint32_t bucketGroup) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (!buckets_.empty()) throw Error(HCCL_E_PARA, "GradientBucketer::add after the first step began");
     grads_.push_back(gradient);
+    groupOf_.push_back(bucketGroup);
     return grads_.size() - 1;
 }
 
-// Fills buckets in add() order; a gradient is never split, so one larger than the
-// limit has a bucket of its own.
+// Fills buckets in add() order, each bucket group its own; a gradient is never
+// split, so one larger than the limit has a bucket of its own. Buckets launch in
+// the order they were opened.
 void GradientBucketer::build() {
-    size_t limit = options_.firstBucketBytes;
+    std::map<uint32_t, size_t> open;  // bucket group -> its bucket still taking gradients
     bucketOf_.resize(grads_.size());
     offsetOf_.resize(grads_.size());
     for (size_t id = 0; id < grads_.size(); ++id) {
-        size_t bytes = grads_[id].size_bytes();
-        if (buckets_.empty() || (!buckets_.back()->members.empty() && buckets_.back()->flat.size() * sizeof(float) + bytes > limit)) {
-            if (!buckets_.empty()) limit = options_.bucketBytes;
-            buckets_.push_back(std::make_unique<Bucket>());
+        const size_t bytes = grads_[id].size_bytes();
+        auto it = open.find(groupOf_[id]);
+        if (it != open.end()) {
+            const size_t limit = it->second == 0 ? options_.firstBucketBytes : options_.bucketBytes;
+            if (buckets_[it->second]->flat.size() * sizeof(float) + bytes > limit) it = open.end();
         }
-        Bucket& b = *buckets_.back();
-        bucketOf_[id] = buckets_.size() - 1;
+        if (it == open.end()) {
+            buckets_.push_back(std::make_unique<Bucket>());
+            it = open.insert_or_assign(groupOf_[id], buckets_.size() - 1).first;
+        }
+        Bucket& b = *buckets_[it->second];
+        bucketOf_[id] = it->second;
         offsetOf_[id] = b.flat.size();
         b.members.push_back(id);
         b.flat.resize(b.flat.size() + grads_[id].size());
