@@ -12,10 +12,12 @@ namespace hostccl {
 namespace {
 const char* at(const void* p) { return static_cast<const char*>(p); }
 
-// The entry of `m` whose range meets [p, p + size), or end().
+// The entry of `m` whose range meets [p, p + size), or end(). A size running past
+// the address space is cut at its end.
 template <typename Map>
 typename Map::const_iterator meeting(const Map& m, const char* p, size_t size) {
-    auto it = m.lower_bound(p + size);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(p) > UINTPTR_MAX - size ? UINTPTR_MAX : reinterpret_cast<uintptr_t>(p) + size;
+    auto it = m.lower_bound(reinterpret_cast<const char*>(end));
     if (it == m.begin()) return m.end();
     --it;
     return it->first + it->second > p ? it : m.end();

@@ -192,7 +192,8 @@ HcclResult Communicator::execute(const CollArgs& args) {
     health_->setSeq(view_.seq);
     if (recorder_) recorder_->started(args.flightId, view_.seq);
     // HOSTCCL_TRACE's tracer, else a running profiling session's (aclprofStart).
-    Tracer* tracer = tracer_ ? tracer_.get() : profiling::tracerFor(this);
+    const std::shared_ptr<Tracer> profiled = tracer_ ? nullptr : profiling::tracerFor(this);
+    Tracer* tracer = tracer_ ? tracer_.get() : profiled.get();
     view_.tracer = tracer;
     Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &failure_);
     const Algorithm& algo = selectAlgorithm(ctx);
@@ -208,6 +209,7 @@ HcclResult Communicator::execute(const CollArgs& args) {
                                 view_.seq, name(), args.count, dtypeName(args.dtype),
                                 isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, ran,
                                 resultName(rc)));
+    view_.tracer = tracer_.get();  // a profiling session's tracer may end with the session
     if (recorder_) recorder_->ended(args.flightId, rc, ran, rc == HCCL_SUCCESS ? -1 : failure_.record().culprit);
     if (rc != HCCL_SUCCESS) onOpFailed(rc, ctx.site());
     return rc;

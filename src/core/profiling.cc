@@ -22,8 +22,8 @@ struct Session {
     std::string dir;
     uint64_t switches = 0;
     uint64_t number = 0;  // sessions started in this process: file names never collide
-    std::map<const Communicator*, std::unique_ptr<Tracer>> live;
-    std::vector<std::unique_ptr<Tracer>> detached;
+    std::map<const Communicator*, std::shared_ptr<Tracer>> live;
+    std::vector<std::shared_ptr<Tracer>> detached;
 };
 Session& session() {
     static Session* s = new Session;  // used until the process ends
@@ -89,7 +89,7 @@ bool running() { return gRunning.load(); }
 
 std::vector<std::string> stop() {
     Session& s = session();
-    std::vector<std::unique_ptr<Tracer>> done;
+    std::vector<std::shared_ptr<Tracer>> done;
     {
         std::lock_guard<std::mutex> lock(s.mutex);
         gRunning.store(false);
@@ -113,20 +113,19 @@ void finalize() {
     s.dir.clear();
 }
 
-Tracer* tracerFor(const Communicator* comm) {
+std::shared_ptr<Tracer> tracerFor(const Communicator* comm) {
     if (!gRunning.load(std::memory_order_relaxed)) return nullptr;
     Session& s = session();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (!gRunning.load()) return nullptr;
     auto it = s.live.find(comm);
-    if (it != s.live.end()) return it->second.get();
+    if (it != s.live.end()) return it->second;
     const std::string path =
         fmt::format("{}/hostccl_prof.{}.rank{}.{}.json", s.dir, Tracer::safeName(comm->name()), comm->rank(), s.number);
-    auto tracer = Tracer::toFile(path, comm->name(), comm->rank(), comm->peers()[comm->rank()].hostId,
-                                 fmt::format(R"("profSwitches":{})", s.switches));
-    Tracer* t = tracer.get();
-    s.live.emplace(comm, std::move(tracer));
-    return t;
+    std::shared_ptr<Tracer> tracer = Tracer::toFile(path, comm->name(), comm->rank(), comm->peers()[comm->rank()].hostId,
+                                                    fmt::format(R"("profSwitches":{})", s.switches));
+    s.live.emplace(comm, tracer);
+    return tracer;
 }
 
 void detach(const Communicator* comm) {

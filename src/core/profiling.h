@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,9 @@ std::vector<std::string> stop();
 // aclprofFinalize: stops a running session, forgets the directory.
 void finalize();
 
-// The tracer `comm`'s ops record into while a session runs; nullptr otherwise.
-Tracer* tracerFor(const Communicator* comm);
+// The tracer `comm`'s ops record into while a session runs; null otherwise. Shared:
+// an op that began before aclprofStop keeps it alive to its end.
+std::shared_ptr<Tracer> tracerFor(const Communicator* comm);
 // A communicator being destroyed: its trace is kept for stop() to write.
 void detach(const Communicator* comm);
 

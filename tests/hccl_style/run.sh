@@ -4,6 +4,7 @@
 # run every family under Open MPI's mpirun and MPICH's mpiexec. Also: installed
 # tools start without LD_LIBRARY_PATH, the library aliases resolve to ours.
 set -euo pipefail
+trap 'echo "FAILED at line $LINENO: $BASH_COMMAND (status $?)"' ERR
 build=$1 src=$2
 if ! command -v mpirun.openmpi >/dev/null || ! command -v mpiexec.mpich >/dev/null; then
   echo "SKIPPED: Open MPI (mpirun.openmpi) and MPICH (mpiexec.mpich) are needed; scripts/setup-deps.sh installs them"
@@ -15,7 +16,10 @@ prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 # Installed executables find their libraries through RUNPATH.
-env -u LD_LIBRARY_PATH "$prefix/bin/allreduce_perf" -p 2 -b 8 -e 1K -f 32 -n 1 -w 1 | grep -q "Out of bounds values : 0 OK"
+# (Outputs are captured before grep reads them: `cmd | grep -q` fails under pipefail
+# when grep's early exit makes cmd die of SIGPIPE.)
+perf_out=$(env -u LD_LIBRARY_PATH "$prefix/bin/allreduce_perf" -p 2 -b 8 -e 1K -f 32 -n 1 -w 1)
+grep -q "Out of bounds values : 0 OK" <<<"$perf_out"
 echo "installed allreduce_perf without LD_LIBRARY_PATH: ok"
 
 # shellcheck disable=SC1091
@@ -31,7 +35,8 @@ for mpi in openmpi mpich; do
   mkdir -p "$work/bin-$mpi"
   make -s -C "$src/tests/hccl_style" ASCEND_HOME_PATH="$ASCEND_HOME_PATH" MPI_HOME="$mpi_home" OUT="$work/bin-$mpi"
   test_bin=$work/bin-$mpi/hccl_style_test
-  ldd "$test_bin" | grep -q "libhccl.so.0 => $prefix/lib"
+  libs=$(ldd "$test_bin")
+  grep -q "libhccl.so.0 => $prefix/lib" <<<"$libs"
   if [ $mpi = openmpi ]; then
     launch=(mpirun.openmpi --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -n) counts="2 3 4"
   else
