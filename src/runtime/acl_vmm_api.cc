@@ -1,5 +1,7 @@
 // The C entry points of ACL's virtual memory management (runtime/virtual_memory.h
 // does the work). Nothing here throws across the C ABI.
+#include <cstring>
+
 #include "acl/acl.h"
 #include "common/log.h"
 #include "runtime/device.h"
@@ -25,14 +27,23 @@ aclError toAcl(const char* fn, const vmm::Result& r) {
     return refuse(fn, r.why);
 }
 
-// The caller's struct may hold any integers in its enum fields: compare as integers.
+// An enum field of the caller's struct as the integer it holds: a C caller may store
+// any value, and loading it as the enum type would be undefined.
+template <typename E>
+int32_t rawEnum(const E& field) {
+    static_assert(sizeof(E) == sizeof(int32_t), "ACL enums are int-sized");
+    int32_t v;
+    std::memcpy(&v, &field, sizeof v);
+    return v;
+}
+
 const char* propProblem(const aclrtPhysicalMemProp& prop) {
-    if (static_cast<int>(prop.handleType) != ACL_MEM_HANDLE_TYPE_NONE) return "handleType must be ACL_MEM_HANDLE_TYPE_NONE";
-    if (static_cast<int>(prop.allocationType) != ACL_MEM_ALLOCATION_TYPE_PINNED)
+    if (rawEnum(prop.handleType) != ACL_MEM_HANDLE_TYPE_NONE) return "handleType must be ACL_MEM_HANDLE_TYPE_NONE";
+    if (rawEnum(prop.allocationType) != ACL_MEM_ALLOCATION_TYPE_PINNED)
         return "allocationType must be ACL_MEM_ALLOCATION_TYPE_PINNED";
-    const int attr = static_cast<int>(prop.memAttr);
+    const int attr = rawEnum(prop.memAttr);
     if (attr < ACL_DDR_MEM || attr > ACL_HBM_MEM_P2P_HUGE1G) return "memAttr is not an aclrtMemAttr";
-    const int type = static_cast<int>(prop.location.type);
+    const int type = rawEnum(prop.location.type);
     if (type == ACL_MEM_LOCATION_TYPE_DEVICE) {
         if (!hostccl::runtime::deviceValid(static_cast<int32_t>(prop.location.id))) return "location.id is not a device";
     } else if (type != ACL_MEM_LOCATION_TYPE_HOST) {
