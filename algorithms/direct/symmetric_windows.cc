@@ -39,11 +39,6 @@ bool SymmetricWindows::overlapsAny(const void* p, uint64_t bytes) const {
     return false;
 }
 
-bool SymmetricWindows::owns(const SymmetricWindow* w) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return std::any_of(windows_.begin(), windows_.end(), [&](const auto& p) { return p.get() == w; });
-}
-
 const SymmetricWindow* SymmetricWindows::byId(uint64_t id) const {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& w : windows_)

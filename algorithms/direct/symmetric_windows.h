@@ -32,7 +32,6 @@ public:
     // The window holding [p, p + bytes), or nullptr. Empty ranges are in no window.
     const SymmetricWindow* find(const void* p, uint64_t bytes) const;
     bool overlapsAny(const void* p, uint64_t bytes) const;
-    bool owns(const SymmetricWindow* w) const;
     const SymmetricWindow* byId(uint64_t id) const;
     bool empty() const { return count_.load(std::memory_order_acquire) == 0; }  // nullptr when not registered (any more)
     uint64_t nextId() { return ++lastId_; }

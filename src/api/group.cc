@@ -3,7 +3,6 @@
 #include <vector>
 
 #include "api/validate.h"
-#include "common/log.h"
 
 namespace hostccl::api::group {
 

@@ -1,7 +1,5 @@
 #include "core/comm_memory.h"
 
-#include <unistd.h>
-
 #include <vector>
 
 #include "core/communicator.h"
@@ -77,17 +75,13 @@ HcclResult CommMemory::deactivate(const ErrorSite& s, void* address) {
     return HCCL_SUCCESS;
 }
 
-bool CommMemory::activated(const void* p, size_t bytes) const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return bytes > 0 && inside(activated_, at(p), bytes);
-}
-
 HcclResult CommMemory::registerWindow(Communicator& c, void* addr, uint64_t size, uint32_t flag,
                                       const SymmetricWindow** out) {
     const ErrorSite s = c.site("HcclCommSymWinRegister");
     if (addr == nullptr) return fail(HCCL_E_PTR, s, "addr is NULL");
     if (flag != 1) return fail(HCCL_E_PARA, s, "flag must be 1 (got {})", flag);
-    if (size == 0) return fail(HCCL_E_PARA, s, "size is 0");
+    if (size == 0 || size > UINTPTR_MAX - reinterpret_cast<uintptr_t>(addr))
+        return fail(HCCL_E_PARA, s, "size {} is 0 or runs past the address space", size);
     if (windows_.overlapsAny(addr, size)) return fail(HCCL_E_PARA, s, "[{}, +{}) overlaps a window already registered", addr, size);
     // Every rank learns every window in one allgather of fixed-size records.
     struct Record {

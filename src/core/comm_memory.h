@@ -25,8 +25,6 @@ public:
     HcclResult unsetRange(const ErrorSite& s, void* base);
     HcclResult activate(const ErrorSite& s, void* address, size_t size, size_t offset, void* handle, uint64_t flags);
     HcclResult deactivate(const ErrorSite& s, void* address);
-    // Whether [p, p + bytes) lies in activated memory.
-    bool activated(const void* p, size_t bytes) const;
 
     // Collective: every rank calls it with a window of the same size.
     HcclResult registerWindow(Communicator& c, void* addr, uint64_t size, uint32_t flag,
