@@ -22,10 +22,7 @@ const SymmetricWindow* PeerWindows::commonWindow(const Context& ctx, const std::
     const SymmetricWindow* common = nullptr;
     for (const Range& r : ranges) {
         if (r.bytes == 0) continue;
-        const SymmetricWindow* w = common != nullptr && r.p >= common->base &&
-                                           static_cast<const char*>(r.p) + r.bytes <= common->base + common->size
-                                       ? common
-                                       : windows->find(r.p, r.bytes);
+        const SymmetricWindow* w = windows->find(r.p, r.bytes);
         if (w == nullptr || (common != nullptr && w != common)) return nullptr;
         common = w;
     }

@@ -3,6 +3,7 @@
 #include "api/group.h"
 #include "api/validate.h"
 #include "common/datatype.h"
+#include "common/raw_enum.h"
 #include "hccl/hccl.h"
 
 using namespace hostccl;
@@ -63,20 +64,6 @@ uint64_t extent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>
 }
 
 }  // namespace
-
-namespace hostccl {
-namespace {
-// An enum field of a caller's struct as the integer it holds (a C caller may store
-// any value; loading it as the enum type would be undefined).
-template <typename E>
-int32_t rawEnum(const E& field) {
-    static_assert(sizeof(E) == sizeof(int32_t), "HCCL enums are int-sized");
-    int32_t v;
-    std::memcpy(&v, &field, sizeof v);
-    return v;
-}
-}  // namespace
-}  // namespace hostccl
 
 extern "C" {
 

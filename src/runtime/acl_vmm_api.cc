@@ -1,13 +1,13 @@
 // The C entry points of ACL's virtual memory management (runtime/virtual_memory.h
 // does the work). Nothing here throws across the C ABI.
-#include <cstring>
-
 #include "acl/acl.h"
 #include "common/log.h"
+#include "common/raw_enum.h"
 #include "runtime/device.h"
 #include "runtime/virtual_memory.h"
 
 namespace vmm = hostccl::runtime::vmm;
+using hostccl::rawEnum;
 
 namespace {
 aclError refuse(const char* fn, const std::string& why, aclError code = ACL_ERROR_INVALID_PARAM) {
@@ -25,16 +25,6 @@ aclError toAcl(const char* fn, const vmm::Result& r) {
             break;
     }
     return refuse(fn, r.why);
-}
-
-// An enum field of the caller's struct as the integer it holds: a C caller may store
-// any value, and loading it as the enum type would be undefined.
-template <typename E>
-int32_t rawEnum(const E& field) {
-    static_assert(sizeof(E) == sizeof(int32_t), "ACL enums are int-sized");
-    int32_t v;
-    std::memcpy(&v, &field, sizeof v);
-    return v;
 }
 
 const char* propProblem(const aclrtPhysicalMemProp& prop) {
