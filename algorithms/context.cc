@@ -4,6 +4,7 @@
 
 #include "common/datatype.h"
 #include "core/trace.h"
+#include "transports/failed_link.h"
 #include "transports/progress.h"
 
 namespace hostccl {
@@ -81,11 +82,23 @@ MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
     return t;
 }
 
+// The link to `peer`, connected now if this is the first message between the two;
+// a peer that cannot be reached gets a link that fails what is posted on it, so the
+// error surfaces from waitAll like any transfer's.
+transport::Link* Context::linkTo(uint32_t peer) {
+    if (transport::Link* l = comm_.links->existing(peer)) return l;
+    HcclResult code = HCCL_SUCCESS;
+    std::string why;
+    if (transport::Link* l = comm_.links->get(peer, deadline_, &code, &why)) return l;
+    unreachable_.push_back(std::make_unique<transport::FailedLink>(peer, comm_.commId, code, why));
+    return unreachable_.back().get();
+}
+
 Transfer& Context::post(uint32_t peer, Transfer::Dir dir) {
     posted_.emplace_back();
     Transfer& t = posted_.back();
     t.dir = dir;
-    t.link = comm_.links[peer];
+    t.link = linkTo(peer);
     return t;
 }
 

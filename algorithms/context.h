@@ -25,15 +25,27 @@ class Tracer;
 class SelectorCosts;
 class SymmetricWindows;
 
+// The links to the peers, opened when first asked for (core/links/link_table.h).
+class PeerLinks {
+public:
+    virtual ~PeerLinks() = default;
+    // The link to `peer`, connected first if need be (bounded by `deadline` and by
+    // HCCL_CONNECT_TIMEOUT); null, with `code` and `why`, when it cannot be had.
+    virtual transport::Link* get(uint32_t peer, Deadline deadline, HcclResult* code, std::string* why) = 0;
+    // The link if it is already connected, else null.
+    virtual transport::Link* existing(uint32_t peer) const = 0;
+};
+
 struct CommView {
     uint32_t rank = 0;
     uint32_t size = 1;
     uint64_t commId = 0;
     std::string name;
-    std::vector<transport::Link*> links;  // indexed by peer rank; null for self
+    PeerLinks* links = nullptr;           // to every peer, on demand
     std::vector<char>* scratch = nullptr;  // grows on demand, owned by the communicator
     uint64_t seq = 0;                      // this op's collective sequence number
-    bool sharedMemoryMesh = false;         // size > 1 and every peer reachable through shared memory
+    bool sharedMemoryMesh = false;         // size > 1, every peer reachable through shared memory, and few
+                                           // enough ranks that connecting every pair is cheap (direct algorithms)
     bool singleProcess = false;            // every rank is a thread of this process
     bool crowded = false;                  // this host runs more of the comm's ranks than it has cores
     AlgoOverride algoOverride;             // HCCL_ALGO / hcclAlgo
@@ -69,7 +81,9 @@ public:
     // Where a peer's described region lies in this process (nullptr and `why` if
     // the link to that peer cannot share memory).
     char* mapPeerRegion(uint32_t peer, const transport::SharedRegion& r, std::string* why) const {
-        return comm_.links[peer]->mapPeerRegion(r, why);
+        transport::Link* l = comm_.links->existing(peer);
+        if (l == nullptr) *why = "no link to rank " + std::to_string(peer);
+        return l ? l->mapPeerRegion(r, why) : nullptr;
     }
 
     void send(uint32_t peer, const void* buf, size_t bytes);
@@ -93,6 +107,7 @@ public:
 
 private:
     transport::Transfer& post(uint32_t peer, transport::Transfer::Dir dir);
+    transport::Link* linkTo(uint32_t peer);
     transport::MsgTag collectiveTag(uint32_t peer, transport::Transfer::Dir dir);
     void traceStep(std::chrono::steady_clock::time_point start) const;
 
@@ -103,6 +118,8 @@ private:
     size_t elemSize_;
     ReduceFn reduce_;
     const char* handedTo_ = nullptr;
+    // Stand-ins for peers that could not be connected: they fail what is posted on them.
+    std::vector<std::unique_ptr<transport::Link>> unreachable_;
     // Storage reused from op to op on this thread: an op must not allocate per message.
     std::deque<transport::Transfer>& posted_;  // stable addresses for the links
     std::vector<transport::Transfer*>& pending_;

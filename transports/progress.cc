@@ -129,7 +129,8 @@ HcclResult endedByFailure(const CommFailure& failure, ErrorSite site) {
 // That failure's notice (or the dead peer's closed health channel) arrives within
 // moments; waiting briefly for it lets every rank report the cause, not the symptom.
 void awaitCause(const CommFailure* failure) {
-    constexpr auto kGrace = std::chrono::milliseconds(250);
+    // A notice crosses a few hops, each a scheduling delay on a crowded host.
+    constexpr auto kGrace = std::chrono::milliseconds(1000);
     const auto until = std::chrono::steady_clock::now() + kGrace;
     while (!failure->failed() && std::chrono::steady_clock::now() < until)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));

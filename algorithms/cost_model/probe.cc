@@ -17,6 +17,17 @@ using Clock = std::chrono::steady_clock;
 // trip that a difference cancels).
 constexpr size_t kMidBytes = 64 * 1024, kLargeBytes = 256 * 1024;
 constexpr int kSmallWarmup = 5, kSmallRuns = 12, kLargeRuns = 4, kKernelRuns = 3;
+// Hundreds of ranks crowding a host make every shift a round of the scheduler over
+// all of them: the probe then runs fewer shifts (its numbers are the scheduler's
+// anyway), so creating 1024 thread ranks stays within seconds.
+constexpr uint32_t kQuickProbeRanks = 256;
+struct Runs {
+    int warmup, small, large;
+};
+Runs runsFor(const CommView& view) {
+    if (view.crowded && view.size >= kQuickProbeRanks) return {1, 4, 2};
+    return {kSmallWarmup, kSmallRuns, kLargeRuns};
+}
 
 double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
@@ -84,12 +95,13 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, CommFailure* fa
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, 1, &ignored));
     *synced = Clock::now();
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, 1, &ignored));
-    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, kSmallWarmup, &ignored));
-    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, kSmallRuns, &small));
-    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kMidBytes, kLargeRuns, &mid));
-    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, kLargeRuns, &large));
+    const Runs runs = runsFor(view);
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, runs.warmup, &ignored));
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), 8, runs.small, &small));
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kMidBytes, runs.large, &mid));
+    HOSTCCL_CHECK(timeShift(ctx, out.data(), in.data(), kLargeBytes, runs.large, &large));
     const uint32_t next = (view.rank + 1) % view.size, prev = (view.rank + view.size - 1) % view.size;
-    const LinkClass c = std::max(classOfLink(view.links[next]), classOfLink(view.links[prev]));
+    const LinkClass c = std::max(classOfLink(view.links->existing(next)), classOfLink(view.links->existing(prev)));
     const size_t base = size_t(c) * Sample::kPerClass;
     s->v[base + Sample::kAlpha] = Sample::nanos(small.quartile);
     s->v[base + Sample::kAlphaBusy] = Sample::nanos(small.median);
@@ -99,10 +111,11 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, CommFailure* fa
     return HCCL_SUCCESS;
 }
 
-// On one host (where the direct algorithms may run): every rank posts a small
-// message to every other and waits for all of theirs, as their handshake does.
+// Where the direct algorithms may run (one host, few enough ranks for a full mesh
+// of links): every rank posts a small message to every other and waits for all of
+// theirs, as their handshake does.
 HcclResult measureHandshake(const CommView& view, Deadline deadline, CommFailure* failure, Sample* s) {
-    if (view.nodes != 1) return HCCL_SUCCESS;  // decided the same way on every rank
+    if (view.nodes != 1 || !view.sharedMemoryMesh) return HCCL_SUCCESS;  // decided the same way on every rank
     CollArgs exchange;
     exchange.type = CollType::Barrier;
     Context ctx(view, exchange, deadline, failure);

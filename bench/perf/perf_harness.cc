@@ -233,12 +233,18 @@ bool provideForLocalRanks(uint32_t nranks) {
         files.rlim_cur = files.rlim_max;
         setrlimit(RLIMIT_NOFILE, &files);
     }
-    // Every pair of ranks holds a data and a health connection, both ends in this
-    // process: 2 n (n - 1) descriptors, and a few per rank besides.
-    const uint64_t needed = 2ull * nranks * (nranks - 1) + 16ull * nranks + 64;
+    // Ranks of one process link through memory, without descriptors, unless TCP is
+    // forced; then every pair the algorithms use holds a socket with both ends here,
+    // all pairs with HOSTCCL_CONNECT_ALL=1. Bootstrap holds two per rank for a moment.
+    const char* transport = std::getenv("HOSTCCL_TRANSPORT");
+    const char* all = std::getenv("HOSTCCL_CONNECT_ALL");
+    const bool sockets = transport != nullptr && std::string(transport) != "auto";
+    const uint64_t pairs = all != nullptr && std::string(all) == "1" ? uint64_t(nranks) * (nranks - 1) / 2
+                                                                      : uint64_t(nranks) * 16;
+    const uint64_t needed = (sockets ? 2 * pairs : 0) + 4ull * nranks + 64;
     if (files.rlim_cur != RLIM_INFINITY && needed > files.rlim_cur) {
         std::fprintf(stderr,
-                     "-p %u: %u ranks in one process connect every pair and need about %llu file descriptors; "
+                     "-p %u: %u ranks in one process over sockets need about %llu file descriptors; "
                      "this process may open %llu (ulimit -n; the hard limit is the most it can raise itself to). "
                      "Raise the limit, or run fewer local ranks, or start ranks as processes under a launcher.\n",
                      nranks, nranks, static_cast<unsigned long long>(needed),

@@ -18,8 +18,9 @@ const std::vector<Var>& registry() {
         // Timeouts.
         {"HCCL_CONNECT_TIMEOUT", "120", "Seconds allowed for every connect, accept and the bootstrap exchange."},
         {"HCCL_EXEC_TIMEOUT", "1836", "Seconds any wait inside an operator may take (0 = no limit). Config hcclExecTimeOut wins."},
-        {"HOSTCCL_HEARTBEAT_INTERVAL", "1000", "Milliseconds between heartbeats on each pair's health channel."},
+        {"HOSTCCL_HEARTBEAT_INTERVAL", "1000", "Milliseconds between heartbeats on each health channel (a rank keeps channels to its two ring neighbours in other processes)."},
         {"HOSTCCL_HEARTBEAT_TIMEOUT", "30", "Seconds without a heartbeat after which a peer counts as stopped or cut off (HCCL_E_TIMEOUT naming it); 0 = never."},
+        {"HOSTCCL_CONNECT_ALL", "0", "1 connects every pair of ranks when the communicator is created (the eager mode); 0 opens each link when an algorithm first needs it."},
         // Bootstrap and network.
         {"HCCL_IF_IP", "", "IP address this process advertises and the root listens on."},
         {"HCCL_SOCKET_IFNAME", "", "Interface selection: prefixes, ^prefix to exclude, =name exact, ^=name exclude exact."},

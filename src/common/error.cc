@@ -66,7 +66,14 @@ std::string describe(const ErrorSite& s) {
     return out;
 }
 
+namespace {
+thread_local std::string lastReason;
+}  // namespace
+
+const std::string& lastFailureReason() { return lastReason; }
+
 HcclResult failAt(HcclResult code, const ErrorSite& site, const std::string& reason) {
+    lastReason = reason;
     std::string where = describe(site);
     if (where.empty())
         log::error("{} ({})", reason, resultName(code));

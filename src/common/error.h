@@ -27,6 +27,8 @@ std::string describe(const ErrorSite& site);
 
 // Logs "<site>: <reason> (<code name>)" at error level and returns `code`.
 HcclResult failAt(HcclResult code, const ErrorSite& site, const std::string& reason);
+// The reason of this thread's latest failAt (what a caller passes on to the peers).
+const std::string& lastFailureReason();
 
 template <typename... Args>
 HcclResult fail(HcclResult code, const ErrorSite& site, fmt::format_string<Args...> f, Args&&... args) {

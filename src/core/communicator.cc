@@ -22,21 +22,23 @@ namespace hostccl {
 
 namespace {
 constexpr const char* kLibraryVersion = "0.1.0";
+constexpr uint32_t kDirectMaxRanks = 64;
 }  // namespace
 
 Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
                            CommOptions options)
     : identity_(identity),
-      peers_(std::move(table)),
+      table_(std::make_shared<const std::vector<PeerInfo>>(std::move(table))),
+      peers_(*table_),
       device_(device),
       options_(std::move(options)),
       recorder_(FlightRecorder::fromEnv()) {
-    links_.resize(identity_.size);
     installFlightRecorderSignal();
 }
 
 Communicator::~Communicator() {
     if (health_) health_->close();  // a goodbye first: our closing channels are not a death
+    links_.reset();  // before the peer table it points at
     if (tracer_) tracer_->flush();
     profiling::detach(this);
     forgetWindowsOf(this);
@@ -53,37 +55,57 @@ ErrorSite Communicator::site(const char* op) const {
 HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
                                 CommOptions options, Communicator** out) {
     std::unique_ptr<Communicator> c(new Communicator(identity, std::move(table), device, std::move(options)));
-    HOSTCCL_CHECK(c->connectLinks());
-    for (uint32_t p = 0; p < c->size(); ++p)
-        if (c->links_[p]) c->links_[p]->setPeerName(c->whoIs(p));
     Communicator* self = c.get();
+    c->links_ = std::make_unique<LinkTable>(LinkTable::Identity{c->id(), c->secret(), c->rank(), c->name()},
+                                            c->peers_, [self](uint32_t p) { return self->whoIs(p); }, &c->failure_);
+    c->links_->open();
     c->failure_.setWaker([self] {  // a waiter asleep on a doorbell wakes to see the failure
-        for (auto& l : self->links_)
-            if (l) l->wakeWaiter();
+        self->links_->forEach([](transport::Link& l) { l.wakeWaiter(); });
+        self->links_->wake();
     });
-    c->health_->start();
-    c->buildView();
-    HOSTCCL_CHECK(c->buildCostModel());
+    c->health_ = std::make_unique<health::HealthSession>(
+        health::Membership{c->name(), c->id(), c->secret(), c->rank(), c->table_}, &c->failure_);
+    c->health_->start();  // from here on a failure reaches every rank
+    if (HcclResult rc = c->connect(); rc != HCCL_SUCCESS) {
+        // The others would otherwise wait for this rank until HCCL_CONNECT_TIMEOUT.
+        c->failure_.raise(rc, c->rank(),
+                          fmt::format("{} could not create the communicator: {}", c->whoIs(c->rank()),
+                                      lastFailureReason()));
+        c->health_->announceFailure();
+        return rc;
+    }
     c->logInit();
     registerComm(c.get());
     *out = c.release();
     return HCCL_SUCCESS;
 }
 
-// Each pair is connected once: the higher rank dials, the lower accepts. Dialling
-// lower ranks first, then accepting from higher ones, in rank order, cannot deadlock:
-// every rank's sequence is consistent with ordering the pairs (high, low) lexically.
-HcclResult Communicator::connectLinks() {
+// Health channels, the eager links if asked for, the view and the cost model (whose
+// probe is the first traffic on the links).
+HcclResult Communicator::connect() {
+    HOSTCCL_CHECK(connectHealth());
+    if (env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1) HOSTCCL_CHECK(links_->connectAll(connectDeadline()));
+    buildView();
+    return buildCostModel();
+}
+
+// Health channels go to the ring neighbours (rank - 1 and rank + 1) that live in
+// another process: ranks of one process share their fate, so watching them would
+// tell nothing. Each rank is thus watched by at most two others whatever the size.
+// The higher rank of a pair dials; dialling lower neighbours first, then accepting
+// from higher ones, cannot deadlock (every rank's sequence follows one global order
+// of the pairs).
+HcclResult Communicator::connectHealth() {
+    if (size() < 2) return HCCL_SUCCESS;
+    std::set<uint32_t> watch;
+    for (uint32_t p : {(rank() + size() - 1) % size(), (rank() + 1) % size()})
+        if (p != rank() && !(peers_[p].pid == peers_[rank()].pid && peers_[p].hostId == peers_[rank()].hostId))
+            watch.insert(p);
     Deadline deadline = connectDeadline();
-    health_ = std::make_unique<health::HealthSession>(name(), rank(), size(), &failure_);
-    for (uint32_t p = 0; p < rank(); ++p) {
-        HOSTCCL_CHECK(connectTo(p, deadline));
-        HOSTCCL_CHECK(dialHealth(p, deadline));
-    }
-    for (uint32_t p = rank() + 1; p < size(); ++p) {
-        HOSTCCL_CHECK(acceptFrom(p, deadline));
-        HOSTCCL_CHECK(acceptHealth(p, deadline));
-    }
+    for (uint32_t p : watch)
+        if (p < rank()) HOSTCCL_CHECK(dialHealth(p, deadline));
+    for (uint32_t p : watch)
+        if (p > rank()) HOSTCCL_CHECK(acceptHealth(p, deadline));
     return HCCL_SUCCESS;
 }
 
@@ -93,26 +115,16 @@ std::string Communicator::whoIs(uint32_t peer) const {
     return fmt::format("rank {} (host {} {}, pid {})", peer, p.hostId.substr(0, p.hostId.find('/')), p.ip, p.pid);
 }
 
-// Connects to `peer`'s listener and proves the secret for `purpose`.
-HcclResult Communicator::dial(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s,
-                              net::Fd* out) {
-    const PeerInfo& info = peers_[peer];
-    const char* what = purpose == net::Purpose::Health ? "health channel" : "data link";
-    std::string err;
-    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
-    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, s, "{}: {} (host {})", what, err, info.hostId);
-    net::Hello hello = net::makeHello(purpose, id(), rank(), peer);
-    if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
-        return fail(HCCL_E_TCP_CONNECT, s, "{} handshake with {}:{}: {}", what, info.ip, info.port, err);
-    *out = std::move(fd);
-    return HCCL_SUCCESS;
-}
-
 HcclResult Communicator::dialHealth(uint32_t peer, Deadline deadline) {
     ErrorSite s = site("init");
     s.peer = peer;
-    net::Fd fd;
-    HOSTCCL_CHECK(dial(peer, net::Purpose::Health, deadline, s, &fd));
+    const PeerInfo& info = peers_[peer];
+    std::string err;
+    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
+    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, s, "health channel: {} (host {})", err, info.hostId);
+    net::Hello hello = net::makeHello(net::Purpose::Health, id(), rank(), peer);
+    if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
+        return fail(HCCL_E_TCP_CONNECT, s, "health channel handshake with {}:{}: {}", info.ip, info.port, err);
     health_->addPeer(peer, std::move(fd), whoIs(peer));
     return HCCL_SUCCESS;
 }
@@ -121,6 +133,7 @@ HcclResult Communicator::acceptHealth(uint32_t peer, Deadline deadline) {
     ErrorSite s = site("init");
     s.peer = peer;
     net::Fd fd = claimAuthenticated(peer, net::Purpose::Health, deadline, s);
+    if (!fd.valid() && failure_.failed()) return fail(failure_.code(), s, "{}", failure_.record().text);
     if (!fd.valid())
         return fail(HCCL_E_TIMEOUT, s, "peer's health channel never connected within HCCL_CONNECT_TIMEOUT (host {})",
                     peers_[peer].hostId);
@@ -128,32 +141,16 @@ HcclResult Communicator::acceptHealth(uint32_t peer, Deadline deadline) {
     return HCCL_SUCCESS;
 }
 
-HcclResult Communicator::connectTo(uint32_t peer, Deadline deadline) {
-    ErrorSite s = site("init");
-    s.peer = peer;
-    net::Fd fd;
-    HOSTCCL_CHECK(dial(peer, net::Purpose::PeerLink, deadline, s, &fd));
-    return makeLink(peers_[rank()], peers_[peer], id(), std::move(fd), deadline, s, &links_[peer]);
-}
-
-// A connection that claims to be `peer` but cannot prove the secret is dropped
-// and the wait goes on: a stray or hostile client never breaks the job.
-HcclResult Communicator::acceptFrom(uint32_t peer, Deadline deadline) {
-    ErrorSite s = site("init");
-    s.peer = peer;
-    net::Fd fd = claimAuthenticated(peer, net::Purpose::PeerLink, deadline, s);
-    if (!fd.valid())
-        return fail(HCCL_E_TIMEOUT, s, "peer never connected within HCCL_CONNECT_TIMEOUT (host {}, {}:{})",
-                    peers_[peer].hostId, peers_[peer].ip, peers_[peer].port);
-    return makeLink(peers_[rank()], peers_[peer], id(), std::move(fd), deadline, s, &links_[peer]);
-}
-
 // The next connection that claims to be `peer` for `purpose` and proves the secret;
 // invalid when the deadline passes first.
 net::Fd Communicator::claimAuthenticated(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s) {
     for (;;) {
         net::Hello hello{};
-        net::Fd fd = net::Acceptor::instance().claim(id(), rank(), peer, purpose, deadline, &hello);
+        // In slices, so that another rank's failure to create the communicator ends the wait.
+        Deadline slice = Deadline::after(std::chrono::milliseconds(100));
+        if (deadline.at() < slice.at()) slice = deadline;
+        net::Fd fd = net::Acceptor::instance().claim(id(), rank(), peer, purpose, slice, &hello);
+        if (!fd.valid() && !deadline.expired() && !failure_.failed()) continue;
         if (!fd.valid()) return fd;
         std::string err;
         Deadline step = Deadline::after(std::chrono::milliseconds(3000));
@@ -175,11 +172,15 @@ static void logEnvironmentOnce() {
 void Communicator::logInit() const {
     logEnvironmentOnce();
     int shm = 0, tcp = 0, rdma = 0;
-    for (const auto& l : links_)
-        if (l) (std::strcmp(l->kind(), "shm") == 0 ? shm : std::strcmp(l->kind(), "rdma") == 0 ? rdma : tcp)++;
-    log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} connect-timeout {}s "
-              "exec-timeout {}s expansion host{}",
+    links_->forEach([&](transport::Link& l) {
+        (std::strcmp(l.kind(), "shm") == 0 ? shm : std::strcmp(l.kind(), "rdma") == 0 ? rdma : tcp)++;
+    });
+    log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} ({}) "
+              "health channels x{} connect-timeout {}s exec-timeout {}s expansion host{}",
               kLibraryVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,
+              env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1 ? "every pair connected: HOSTCCL_CONNECT_ALL=1"
+                                                            : "connected so far; the rest open on first use",
+              health_->channelCount(),
               env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec,
               options_.expansionAsked.empty() ? "" : fmt::format(" ({} asked: every mode runs on host threads here)",
                                                                  options_.expansionAsked));
@@ -279,12 +280,16 @@ void Communicator::buildView() {
         if (it == hosts.end()) hosts.push_back(p.hostId);
     }
     view_.nodes = static_cast<uint32_t>(hosts.size());
-    view_.sharedMemoryMesh = size() > 1;
+    view_.links = links_.get();
+    // The direct algorithms talk to every peer: past kDirectMaxRanks that is a full
+    // mesh of links, which on-demand connections exist to avoid (HOSTCCL_CONNECT_ALL=1
+    // has paid for it already).
+    const bool meshAffordable = size() <= kDirectMaxRanks || env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1;
+    view_.sharedMemoryMesh = size() > 1 && meshAffordable;
     view_.singleProcess = true;
     for (uint32_t r = 0; r < size(); ++r) {
-        view_.links.push_back(links_[r].get());
         if (r == rank()) continue;
-        view_.sharedMemoryMesh = view_.sharedMemoryMesh && links_[r]->sharesMemory();
+        view_.sharedMemoryMesh = view_.sharedMemoryMesh && sharesMemoryWith(peers_[rank()], peers_[r]);
         view_.singleProcess = view_.singleProcess && view_.sharedMemoryMesh && peers_[r].pid == peers_[rank()].pid;
     }
     tracer_ = Tracer::fromEnv(name(), rank(), peers_[rank()].hostId);

@@ -1,6 +1,7 @@
-// A communicator: this rank's place among `size` ranks, a data link and a health
-// channel to every peer, settings, the collective sequence number and the sticky
-// failure (the first error, which every later op reports at once).
+// A communicator: this rank's place among `size` ranks, its links to the peers
+// (opened on first use, core/links/link_table.h), health channels to its ring
+// neighbours, settings, the collective sequence number and the sticky failure (the
+// first error, which every later op reports at once).
 // Ops run on stream threads through execute(); they are serialised per
 // communicator, and different communicators run concurrently.
 #pragma once
@@ -23,6 +24,7 @@
 #include "core/comm_options.h"
 #include "core/flight_recorder.h"
 #include "core/health/health_session.h"
+#include "core/links/link_table.h"
 #include "core/net/handshake.h"
 #include "core/trace.h"
 #include "transports/link.h"
@@ -38,7 +40,8 @@ struct CommIdentity {
 
 class Communicator {
 public:
-    // Connects to every peer (bounded by HCCL_CONNECT_TIMEOUT) and registers the
+    // Opens the links (all of them with HOSTCCL_CONNECT_ALL=1, else on first use)
+    // and the health channels (bounded by HCCL_CONNECT_TIMEOUT), and registers the
     // communicator so its handle is valid.
     static HcclResult create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
                              CommOptions options, Communicator** out);
@@ -84,11 +87,9 @@ public:
 
 private:
     Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device, CommOptions options);
-    HcclResult connectLinks();
-    HcclResult connectTo(uint32_t peer, Deadline deadline);
-    HcclResult acceptFrom(uint32_t peer, Deadline deadline);
-    HcclResult dial(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s, net::Fd* out);
-    // The second connection to `peer`: its health channel.
+    HcclResult connect();
+    HcclResult connectHealth();
+    // The health channel to `peer`: the higher rank dials.
     HcclResult dialHealth(uint32_t peer, Deadline deadline);
     HcclResult acceptHealth(uint32_t peer, Deadline deadline);
     net::Fd claimAuthenticated(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s);
@@ -101,10 +102,11 @@ private:
     void logInit() const;
 
     const CommIdentity identity_;
-    const std::vector<PeerInfo> peers_;
+    const std::shared_ptr<const std::vector<PeerInfo>> table_;  // shared with health notices in flight
+    const std::vector<PeerInfo>& peers_;
     const int32_t device_;
     CommOptions options_;
-    std::vector<std::unique_ptr<transport::Link>> links_;  // [peer]; null for self
+    std::unique_ptr<LinkTable> links_;
     std::vector<char> scratch_;
     CommMemory memory_;  // before view_, which points at its windows
     CommView view_;  // guarded by execMutex_

@@ -179,6 +179,25 @@ HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, n
 
 }  // namespace
 
+bool sharesMemoryWith(const PeerInfo& self, const PeerInfo& peer) { return wantShm(self, peer) && !wantRdma(self, peer); }
+
+bool pairsInProcess(const PeerInfo& self, const PeerInfo& peer) {
+    return self.pid == peer.pid && sharesMemoryWith(self, peer);
+}
+
+bool makeInProcessPair(const PeerInfo& self, const PeerInfo& peer, uint64_t commId,
+                       std::unique_ptr<transport::Link>* mine, std::unique_ptr<transport::Link>* theirs,
+                       std::string* why) {
+    transport::shm::Mapping mapping = transport::shm::Mapping::inProcess(why);
+    if (!mapping.valid()) return false;
+    const int outbound = self.rank < peer.rank ? 0 : 1;  // as offer() and accept() assign the rings
+    *theirs = std::make_unique<transport::ShmLink>(self.rank, commId, mapping.alias(), 1 - outbound, net::Fd(),
+                                                   self.ip, self.pid);
+    *mine = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), outbound, net::Fd(), peer.ip,
+                                                 peer.pid);
+    return true;
+}
+
 HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
                     const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
     return self.rank < peer.rank ? offer(self, peer, commId, std::move(fd), deadline, site, out)

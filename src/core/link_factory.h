@@ -17,4 +17,14 @@ namespace hostccl {
 HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
                     const ErrorSite& site, std::unique_ptr<transport::Link>* out);
 
+// Whether the pair would be linked by shared memory (same host, no transport forced).
+bool sharesMemoryWith(const PeerInfo& self, const PeerInfo& peer);
+// Whether two ranks are threads of one process that would use shared memory: their
+// link is then built by makeInProcessPair, without a connection.
+bool pairsInProcess(const PeerInfo& self, const PeerInfo& peer);
+// Both ends of such a pair over one anonymous segment; false with `why` on failure.
+bool makeInProcessPair(const PeerInfo& self, const PeerInfo& peer, uint64_t commId,
+                       std::unique_ptr<transport::Link>* mine, std::unique_ptr<transport::Link>* theirs,
+                       std::string* why);
+
 }  // namespace hostccl

@@ -227,6 +227,84 @@ TEST(HostileInput, StrangersDuringInitChangeNothing) {
     }
 }
 
+// Links open on demand (here over TCP between the thread ranks, through the
+// process's listener) while strangers flood it: for each pair, Hellos naming the
+// communicator and its ranks that never prove the secret and are held open (each
+// keeps a handler busy until its bound), and forged proofs. The first ops, which open
+// the links, still complete with exact results; nothing stays failed.
+TEST(HostileInput, StrangersDuringOnDemandConnectsChangeNothing) {
+    setenv("HOSTCCL_TRANSPORT", "tcp", 1);
+    {
+        World w(4);
+        ASSERT_TRUE(w.ok());
+        const uint64_t commId = static_cast<Communicator*>(w.comm(0))->id();
+        const uint16_t port = net::Acceptor::instance().port();
+        std::vector<int> silent;
+        for (int k = 0; k < 200; ++k) {  // before any link exists
+            int fd = dial(port);
+            if (fd < 0) continue;
+            net::Hello h = net::makeHello(net::Purpose::PeerLink, commId, uint32_t(k % 4), uint32_t((k + 1) % 4));
+            (void)!::send(fd, &h, sizeof h, MSG_NOSIGNAL);
+            silent.push_back(fd);
+        }
+        Attackers attack(port, commId);
+        attack.start();
+        auto rcs = w.run([&](uint32_t r) { return exactAllReduces(w, r, 200); });
+        attack.stop();
+        for (int fd : silent) ::close(fd);
+        std::printf("on-demand connects under %zu silent hellos and %llu other hostile connections\n", silent.size(),
+                    static_cast<unsigned long long>(attack.tried()));
+        EXPECT_EQ(rcs, std::vector<int>(4, 0));
+        EXPECT_GE(silent.size(), 150u);
+    }
+    unsetenv("HOSTCCL_TRANSPORT");
+}
+
+// A rank that joins twice: the second claim of rank 1 is refused with a clear error
+// and changes nothing; the job forms from the others and computes exact results.
+TEST(HostileInput, ARankJoiningTwiceIsRefused) {
+    HcclRootInfo root;
+    ASSERT_EQ(HcclGetRootInfo(&root), HCCL_SUCCESS);
+    std::vector<HcclComm> comms(4, nullptr);
+    std::vector<HcclResult> rcs(4, HCCL_SUCCESS);
+    const uint32_t rankOf[4] = {1, 1, 0, 2};  // two claims of rank 1 first
+    std::vector<std::thread> joins;
+    for (uint32_t i = 0; i < 4; ++i) {
+        if (i == 2) std::this_thread::sleep_for(std::chrono::milliseconds(300));  // both rank-1 claims are in
+        joins.emplace_back([&, i] {
+            aclrtSetDevice(int32_t(i));
+            rcs[i] = HcclCommInitRootInfo(3, &root, rankOf[i], &comms[i]);
+        });
+    }
+    for (auto& t : joins) t.join();
+    const int refused = (rcs[0] != HCCL_SUCCESS) + (rcs[1] != HCCL_SUCCESS);
+    ASSERT_EQ(refused, 1) << "exactly one claim of rank 1 is refused";
+    EXPECT_EQ(rcs[rcs[0] != HCCL_SUCCESS ? 0 : 1], HCCL_E_PARA);
+    EXPECT_EQ(comms[rcs[0] != HCCL_SUCCESS ? 0 : 1], nullptr);
+    ASSERT_EQ(rcs[2], HCCL_SUCCESS);
+    ASSERT_EQ(rcs[3], HCCL_SUCCESS);
+    std::vector<uint32_t> good = {rcs[0] == HCCL_SUCCESS ? 0u : 1u, 2u, 3u};
+    std::vector<std::vector<int64_t>> bufs(3, std::vector<int64_t>{1, 2, 3});
+    std::vector<int> results(3);
+    std::vector<std::thread> ops;
+    for (uint32_t k = 0; k < 3; ++k)
+        ops.emplace_back([&, k] {
+            aclrtSetDevice(int32_t(good[k]));
+            aclrtStream stream;
+            aclrtCreateStream(&stream);
+            HcclAllReduce(bufs[k].data(), bufs[k].data(), 3, HCCL_DATA_TYPE_INT64, HCCL_REDUCE_SUM, comms[good[k]],
+                          stream);
+            results[k] = aclrtSynchronizeStream(stream);
+            aclrtDestroyStream(stream);
+        });
+    for (auto& t : ops) t.join();
+    for (uint32_t k = 0; k < 3; ++k) {
+        EXPECT_EQ(results[k], 0);
+        EXPECT_EQ(bufs[k], (std::vector<int64_t>{3, 6, 9}));
+        HcclCommDestroy(comms[good[k]]);
+    }
+}
+
 // A frame whose header announces more (or less) than the receiver posted is refused.
 TEST(HostileInput, FrameLengthsAreCappedByWhatWasPosted) {
     transport::MsgTag tag;

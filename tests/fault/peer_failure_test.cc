@@ -17,8 +17,6 @@ using namespace hostccl::test;
 
 namespace {
 
-constexpr uint32_t kRanks = 4;
-constexpr uint32_t kVictim = 2;
 
 std::map<std::string, double> readResult(const std::string& path) {
     std::map<std::string, double> r;
@@ -39,19 +37,34 @@ std::string readAll(const std::string& path) {
 struct Case {
     std::string scenario;
     std::string transport;  // "" = default (shared memory on one host)
+    uint32_t ranks = 4;
+    uint32_t victim = 2;
 };
+
+// At scale every rank is a process of its own and the ops are small: what is
+// measured is how fast the notice reaches ranks far from the victim (each rank is
+// watched by its two ring neighbours only).
+std::string name(const Case& c) {
+    std::ostringstream s;
+    s << c.scenario;
+    if (!c.transport.empty()) s << '_' << c.transport;
+    if (c.ranks != 4) s << '_' << c.ranks << "ranks";
+    return s.str();
+}
 
 class PeerFailure : public ::testing::TestWithParam<Case> {};
 
 TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
     const Case c = GetParam();
-    const std::string dir = tempPath("fault-" + c.scenario + (c.transport.empty() ? "" : "-" + c.transport));
+    const uint32_t kRanks = c.ranks, kVictim = c.victim;
+    const std::string dir = tempPath("fault-" + name(c));
     ::mkdir(dir.c_str(), 0700);
     const std::string root = dir + "/root";
     std::remove(root.c_str());
     std::vector<std::vector<std::string>> argvs;
     for (uint32_t r = 0; r < kRanks; ++r)
-        argvs.push_back({"/usr/bin/env", "HOSTCCL_HEARTBEAT_TIMEOUT=2", "HOSTCCL_TRANSPORT=" + (c.transport.empty() ? "auto" : c.transport),
+        argvs.push_back({"/usr/bin/env", "HOSTCCL_HEARTBEAT_TIMEOUT=3", "HOSTCCL_TRANSPORT=" + (c.transport.empty() ? "auto" : c.transport),
+                         "HOSTCCL_FAULT_TEST_COUNT=" + std::string(kRanks > 4 ? "4096" : std::getenv("HOSTCCL_FAULT_TEST_COUNT") ? std::getenv("HOSTCCL_FAULT_TEST_COUNT") : "4194304"),
                          HOSTCCL_FAULT_WORKER, root, std::to_string(r), std::to_string(kRanks), c.scenario,
                          std::to_string(kVictim), dir});
     std::vector<bool> linger(kRanks, false);
@@ -75,16 +88,21 @@ TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
         EXPECT_EQ(res["async"], code);
         EXPECT_EQ(res["again"], code) << "a later call must fail with the same code";
         const double detectMs = (res["failed_at_ns"] - diedAtNs) / 1e6;
-        const double limitMs = c.scenario == "stop" ? 2000 + 3000 : 5000;  // stop: the heartbeat timeout is 2 s
+        // stop: the heartbeat timeout is 3 s (2 s saw false alarms on a loaded 2-core
+        // machine: a neighbour's monitor unscheduled that long); at scale a kill must
+        // reach everyone within 2 s.
+        const double limitMs = c.scenario == "stop" ? 3000 + 3000 : kRanks > 4 ? 2000 : 5000;
         EXPECT_LT(detectMs, limitMs);
         EXPECT_LT(res["failfast_ms"], 50.0);
         EXPECT_EQ(res["destroy"], 0);
-        EXPECT_LT(res["destroy_ms"], 1000.0);
+        // At scale destroying waits (bounded) for the notices this rank still passes on.
+        EXPECT_LT(res["destroy_ms"], kRanks > 4 ? 2500.0 : 1000.0);
         if (c.scenario == "shrink") {
             EXPECT_EQ(res["shrink_ok"], 1);
         }
         const std::string log = readAll(dir + "/rank" + std::to_string(r) + ".log");
-        EXPECT_NE(log.find("rank 2 (host "), std::string::npos) << "the log must name the failed rank:\n" << log;
+        EXPECT_NE(log.find("rank " + std::to_string(kVictim) + " (host "), std::string::npos)
+            << "the log must name the failed rank:\n" << log;
         std::printf("%s%s: rank %u failed %.0f ms after the victim (%s), next call %.2f ms, destroy %.1f ms%s\n",
                     c.scenario.c_str(), c.transport.empty() ? "" : (" over " + c.transport).c_str(), r, detectMs,
                     code == HCCL_E_REMOTE ? "HCCL_E_REMOTE" : code == HCCL_E_TIMEOUT ? "HCCL_E_TIMEOUT" : "HCCL_E_TCP_TRANSFER",
@@ -93,11 +111,15 @@ TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
     }
 }
 
+#ifdef HOSTCCL_FAULT_AT_SCALE
+// 256 processes on this machine's 2 cores: built as its own test, run alone (CMake).
+INSTANTIATE_TEST_SUITE_P(AtScale, PeerFailure, ::testing::Values(Case{"kill", "", 256, 101}),
+                         [](const ::testing::TestParamInfo<Case>& i) { return name(i.param); });
+#else
 INSTANTIATE_TEST_SUITE_P(Scenarios, PeerFailure,
                          ::testing::Values(Case{"kill", ""}, Case{"kill", "tcp"}, Case{"exit", ""}, Case{"stop", ""},
                                            Case{"stop", "tcp"}, Case{"shrink", ""}, Case{"shrink", "tcp"}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                             return i.param.scenario + (i.param.transport.empty() ? "" : "_" + i.param.transport);
-                         });
+                         [](const ::testing::TestParamInfo<Case>& i) { return name(i.param); });
+#endif
 
 }  // namespace

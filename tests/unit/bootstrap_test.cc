@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/bootstrap/rendezvous_wire.h"
 #include "core/bootstrap/root_info.h"
 #include "core/net/handshake.h"
 #include "core/net/socket.h"
@@ -76,6 +77,31 @@ std::pair<bool, bool> handshake(const Secret& serverSecret, const Secret& client
     return {serverOk, clientOk};
 }
 }  // namespace
+
+// The table's tree: every rank but 0 is the child of exactly its parent, and the
+// depth is log8 n, so 1024 ranks are reached in 4 hops.
+TEST(RendezvousTree, EveryRankHasOneParentAndTheDepthIsLogarithmic) {
+    using namespace hostccl::bootstrap;
+    for (uint32_t n : {1u, 2u, 7u, 8u, 9u, 63u, 64u, 65u, 100u, 1024u, 4097u}) {
+        std::vector<int> parents(n, 0);
+        std::vector<uint32_t> depth(n, 0);
+        for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t c : treeChildren(r, n)) {
+                ASSERT_LT(c, n);
+                ASSERT_EQ(treeParent(c), r) << "n " << n << " child " << c;
+                ++parents[c];
+                depth[c] = depth[r] + 1;  // parents are below their children
+                ASSERT_GT(c, r);
+            }
+        for (uint32_t r = 1; r < n; ++r) EXPECT_EQ(parents[r], 1) << "n " << n << " rank " << r;
+        uint32_t deepest = 0, bound = 0;
+        for (uint32_t d : depth) deepest = std::max(deepest, d);
+        for (uint64_t span = 1; span < n; span *= 8) ++bound;
+        EXPECT_LE(deepest, bound) << "n " << n;
+    }
+    EXPECT_EQ(treeParent(8 * 3 + 5), 8u * 3);
+    EXPECT_EQ(treeParent(64 * 2), 0u);
+}
 
 TEST(Handshake, AcceptsTheSecretAndRejectsAnyOther) {
     Secret s = randomSecret();

@@ -25,7 +25,7 @@ ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, 
       control_(std::move(control)),
       peerInProcess_(peerPid == static_cast<uint32_t>(getpid())),
       peerHost_(std::move(peerHost)) {
-    net::setNonBlocking(control_.get());
+    if (control_.valid()) net::setNonBlocking(control_.get());
 }
 
 bool ShmLink::progress() {
@@ -51,6 +51,11 @@ void ShmLink::ringPeer() {
 // `stamp` was read before the caller's last progress pass; if the peer acted since,
 // the stamp moved and the caller must not sleep.
 bool ShmLink::beginSleep(uint32_t stamp, SleepWord* word) {
+    // A sleeper makes few progress passes: it checks the peer on its way down, so a
+    // dead peer is noticed within a sleep slice, not after 256 of them.
+    idleChecks_ = 255;
+    checkPeerAlive();
+    if (broken()) return false;
     myBell_->asleep.fetch_add(1, std::memory_order_seq_cst);
     word->word = &myBell_->rings;
     word->value = myBell_->rings.load(std::memory_order_seq_cst);
@@ -201,10 +206,13 @@ char* ShmLink::mapPeerRegion(const SharedRegion& r, std::string* why) {
 }
 
 // Closing our end of the control socket tells the peer at once.
-void ShmLink::onBroken() { ::shutdown(control_.get(), SHUT_RDWR); }
+void ShmLink::onBroken() {
+    if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+}
 
 // The peer's end of the control socket closes when its process exits.
 void ShmLink::checkPeerAlive() {
+    if (!control_.valid()) return;  // a peer in this process shares our fate
     if (++idleChecks_ % 256 != 0) return;  // the clock read below is not free
     auto now = std::chrono::steady_clock::now();
     if (now - lastLivenessCheck_ < std::chrono::milliseconds(50)) return;

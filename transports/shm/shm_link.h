@@ -1,7 +1,8 @@
 // A Link between two ranks on one host, over a pair of shared-memory rings. The
 // authenticated TCP connection that set it up is kept as a liveness channel: when
 // the peer process dies its end closes, and pending transfers fail instead of
-// waiting for the op deadline.
+// waiting for the op deadline. Two ranks of one process need no such channel (they
+// share their fate): their link has no socket at all.
 #pragma once
 
 #include <chrono>
@@ -17,7 +18,8 @@ namespace hostccl::transport {
 class ShmLink final : public QueuedLink {
 public:
     // `outbound` indexes the segment's ring this side writes; `peerPid` tells
-    // whether the peer shares this address space (single copy by pointer).
+    // whether the peer shares this address space (single copy by pointer);
+    // `control` is invalid between two ranks of this process.
     ShmLink(uint32_t peer, uint64_t commId, shm::Mapping mapping, int outbound, net::Fd control, std::string peerHost,
             uint32_t peerPid);
     const char* kind() const override { return "shm"; }

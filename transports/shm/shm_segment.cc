@@ -41,6 +41,19 @@ void remember(const std::string& name, const std::shared_ptr<Segment>& seg) {
     byName[name] = seg;
 }
 
+// Fresh pages are zero; the counters are made explicit atomics all the same.
+void initWords(Segment* seg) {
+    for (Bell& b : seg->bell) {
+        new (&b.rings) std::atomic<uint32_t>(0);
+        new (&b.asleep) std::atomic<uint32_t>(0);
+    }
+    for (Ring& r : seg->ring) {
+        new (&r.head.value) std::atomic<uint64_t>(0);
+        new (&r.tail.value) std::atomic<uint64_t>(0);
+        new (&r.acked.value) std::atomic<uint64_t>(0);
+    }
+}
+
 std::shared_ptr<Segment> recall(const std::string& name) {
     std::lock_guard<std::mutex> lock(mapped().mutex);
     auto it = mapped().byName.find(name);
@@ -70,16 +83,22 @@ Mapping Mapping::create(std::string* name, std::string* err) {
         shm_unlink(buf);
         return m;
     }
-    for (Bell& b : m.seg_->bell) {
-        new (&b.rings) std::atomic<uint32_t>(0);
-        new (&b.asleep) std::atomic<uint32_t>(0);
-    }
-    for (Ring& r : m.seg_->ring) {  // fresh pages are zero; make the counters explicit
-        new (&r.head.value) std::atomic<uint64_t>(0);
-        new (&r.tail.value) std::atomic<uint64_t>(0);
-        new (&r.acked.value) std::atomic<uint64_t>(0);
-    }
+    initWords(m.seg_.get());
     remember(*name, m.seg_);
+    return m;
+}
+
+// Pages are only touched as the rings use them, so a link that carries small
+// messages costs a few pages, not the segment's size.
+Mapping Mapping::inProcess(std::string* err) {
+    Mapping m;
+    void* p = mmap(nullptr, sizeof(Segment), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        *err = std::string("mmap: ") + std::strerror(errno);
+        return m;
+    }
+    m.seg_ = std::shared_ptr<Segment>(static_cast<Segment*>(p), [](Segment* s) { munmap(s, sizeof(Segment)); });
+    initWords(m.seg_.get());
     return m;
 }
 

@@ -24,8 +24,16 @@ public:
     // Creates a fresh segment; `name` receives its name.
     static Mapping create(std::string* name, std::string* err);
     static Mapping open(const std::string& name, std::string* err);
+    // A segment for two ranks of this process: anonymous memory, no name, no descriptor.
+    static Mapping inProcess(std::string* err);
     static void unlink(const std::string& name);
 
+    // A second handle on this process's mapping (the other end of an in-process pair).
+    Mapping alias() const {
+        Mapping m;
+        m.seg_ = seg_;
+        return m;
+    }
     Segment* get() const { return seg_.get(); }
     bool valid() const { return seg_ != nullptr; }
 

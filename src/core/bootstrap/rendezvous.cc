@@ -13,6 +13,8 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "core/comm_options.h"
+#include "core/net/acceptor.h"
 #include "core/net/handshake.h"
 #include "core/net/whitelist.h"
 
@@ -136,15 +138,18 @@ private:
         return "";
     }
 
+    // Every rank learns where its table comes from; only rank 0 gets it from here.
     void broadcastTable() {
         for (uint32_t r = 0; r < nRanks_; ++r) {
             std::string err;
             int fd = conns_[r].get();
             WireStatus ok = status(HCCL_SUCCESS, "");
-            if (!net::sendAll(fd, &ok, sizeof ok, Deadline::after(kStepTimeout), &err) ||
-                !net::sendAll(fd, entries_.data(), entries_.size() * sizeof(WireEntry),
-                              Deadline::after(kStepTimeout), &err))
-                log::error("rendezvous: could not send the table to rank {}: {}", r, err);
+            WireRoute route{r == 0 ? kFromServer : treeParent(r), 0};
+            const Deadline step = Deadline::after(kStepTimeout);
+            if (!net::sendAll(fd, &ok, sizeof ok, step, &err) || !net::sendAll(fd, &route, sizeof route, step, &err) ||
+                (r == 0 && !net::sendAll(fd, entries_.data(), entries_.size() * sizeof(WireEntry), step, &err)))
+                log::error("rendezvous: could not send the route or table to rank {}: {}", r, err);
+            conns_[r] = net::Fd();  // done with it: the root holds no descriptor per rank from here on
         }
     }
 
@@ -175,9 +180,75 @@ bool startRendezvousServer(const RendezvousSpec& spec, uint16_t* boundPort, std:
     return true;
 }
 
+namespace {
+
+// Above this many ranks, connections to the root are spread out in time (about
+// kConnectsPerSecond), so its accept queue and handshake threads are never swamped.
+constexpr uint32_t kStaggerAbove = 256;
+constexpr double kConnectsPerSecond = 7000;
+
+void staggerConnect(uint32_t rank, uint32_t nRanks) {
+    if (nRanks <= kStaggerAbove) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(rank * 1e6 / kConnectsPerSecond)));
+}
+
+// A table passed down the tree is proven by a MAC of the Hello (with its fresh nonce)
+// and the table under the job secret: one message, no round trip per hop.
+uint64_t tableMac(const Secret& secret, const net::Hello& hello, const std::vector<WireEntry>& wire) {
+    std::string signed_(reinterpret_cast<const char*>(&hello), sizeof hello);
+    signed_.append(reinterpret_cast<const char*>(wire.data()), wire.size() * sizeof(WireEntry));
+    return siphash24(secret, signed_.data(), signed_.size());
+}
+
+// The table from this rank's parent in the tree, which dials this rank's listener.
+bool tableFromParent(uint64_t id, const Secret& secret, uint32_t rank, uint32_t parent, std::vector<WireEntry>* wire,
+                     Deadline deadline, std::string* err) {
+    for (;;) {
+        net::Hello hello{};
+        net::Fd fd = net::Acceptor::instance().claim(id, rank, parent, net::Purpose::Table, deadline, &hello);
+        if (!fd.valid()) {
+            *err = fmt::format("rank {} never passed the table on", parent);
+            return false;
+        }
+        uint64_t mac = 0;
+        if (net::recvAll(fd.get(), wire->data(), wire->size() * sizeof(WireEntry), deadline, err) &&
+            net::recvAll(fd.get(), &mac, sizeof mac, deadline, err)) {
+            if (mac == tableMac(secret, hello, *wire)) return true;
+            *err = "the table's proof of the job secret is wrong";
+        }
+        log::warn("rendezvous: dropped a table connection claiming rank {} from {}: {}", parent,
+                  net::peerIp(fd.get()), *err);
+    }
+}
+
+// Passes the table on to this rank's children, all at once, on threads of their own:
+// the tree's depth (log8 n hops) is then the time to reach the last rank, and a slow
+// child holds up only its own subtree, never this rank's own creation.
+void forwardTable(uint64_t id, const Secret& secret, uint32_t rank, std::vector<WireEntry> wire) {
+    auto shared = std::make_shared<const std::vector<WireEntry>>(std::move(wire));
+    for (uint32_t c : treeChildren(rank, static_cast<uint32_t>(shared->size()))) {
+        std::thread([=] {
+            std::string err;
+            const Deadline deadline = connectDeadline();
+            const PeerInfo child = fromWire((*shared)[c]);
+            net::Fd fd = net::connectTcp(net::Endpoint{child.ip, child.port}, deadline, &err);
+            const net::Hello hello = net::makeHello(net::Purpose::Table, id, rank, c);
+            const uint64_t mac = tableMac(secret, hello, *shared);
+            if (!fd.valid() || !net::sendAll(fd.get(), &hello, sizeof hello, deadline, &err) ||
+                !net::sendAll(fd.get(), shared->data(), shared->size() * sizeof(WireEntry), deadline, &err) ||
+                !net::sendAll(fd.get(), &mac, sizeof mac, deadline, &err))
+                log::error("rendezvous: rank {} could not pass the table to rank {} ({}:{}): {}", rank, c, child.ip,
+                           child.port, err);
+        }).detach();
+    }
+}
+
+}  // namespace
+
 HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks,
                           PeerInfo self, std::vector<PeerInfo>* table, Deadline deadline, const ErrorSite& site) {
     std::string err;
+    staggerConnect(self.rank, nRanks);
     net::Fd fd = net::connectTcp(server, deadline, &err);
     if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: {}", server.str(), err);
     net::Hello hello = net::makeHello(net::Purpose::Rendezvous, id, self.rank, net::kAnyRank);
@@ -192,9 +263,18 @@ HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uin
                     "rendezvous at {}: waiting for the other ranks: {}", server.str(), err);
     if (st.code != HCCL_SUCCESS)
         return fail(statusCode(st), site, "rendezvous refused: {}", statusReason(st));
+    WireRoute route{};
+    if (!net::recvAll(fd.get(), &route, sizeof route, deadline, &err))
+        return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: reading the route: {}", server.str(), err);
     std::vector<WireEntry> wire(nRanks);
-    if (!net::recvAll(fd.get(), wire.data(), wire.size() * sizeof(WireEntry), deadline, &err))
-        return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: reading the table: {}", server.str(), err);
+    const bool direct = route.parent == kFromServer;
+    if (!direct && route.parent != treeParent(self.rank))
+        return fail(HCCL_E_INTERNAL, site, "rendezvous at {}: the route names rank {}, not this rank's parent {}",
+                    server.str(), route.parent, treeParent(self.rank));
+    if (direct ? !net::recvAll(fd.get(), wire.data(), wire.size() * sizeof(WireEntry), deadline, &err)
+               : !tableFromParent(id, secret, self.rank, route.parent, &wire, deadline, &err))
+        return fail(err == "timed out" ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT, site, "rendezvous: reading the table: {}",
+                    err);
     table->clear();
     for (uint32_t r = 0; r < nRanks; ++r) {
         std::string why = "names another rank or size";
@@ -202,6 +282,7 @@ HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uin
             return fail(HCCL_E_INTERNAL, site, "rendezvous table entry {} is malformed: {}", r, why);
         table->push_back(fromWire(wire[r]));
     }
+    forwardTable(id, secret, self.rank, std::move(wire));
     return HCCL_SUCCESS;
 }
 

@@ -1,7 +1,12 @@
 // The rendezvous: every rank connects to one server (the root-info listener, or
-// rank 0's rank-table address), proves the job secret and registers its PeerInfo;
-// once all ranks are in, each receives the full table. Init failure is collective:
-// when the rendezvous cannot complete, every registered rank is told why.
+// rank 0's rank-table address), proves the job secret and registers its PeerInfo
+// (above 256 ranks the connections are staggered, ~7000 per second). Once all ranks
+// are in, the server sends each rank a status and its parent in an 8-nomial tree, and
+// the table to rank 0 only; every rank receives the table from its parent and passes
+// it to its children at once (log8 n hops, no rank sends more than 7 log8 n copies;
+// each copy proven by a MAC under the job secret). Init
+// failure is collective: when the rendezvous cannot complete, every registered rank
+// is told why.
 #pragma once
 
 #include <cstdint>

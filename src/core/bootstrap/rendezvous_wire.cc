@@ -15,6 +15,33 @@ bool terminated(const char (&s)[N]) {
 }
 }  // namespace
 
+namespace {
+// The place value of the lowest nonzero base-kTreeRadix digit of `rank` (> 0).
+uint64_t lowestPlace(uint32_t rank) {
+    uint64_t place = 1;
+    while ((rank / place) % kTreeRadix == 0) place *= kTreeRadix;
+    return place;
+}
+}  // namespace
+
+uint32_t treeParent(uint32_t rank) {
+    const uint64_t place = lowestPlace(rank);
+    return static_cast<uint32_t>(rank - (rank / place) % kTreeRadix * place);
+}
+
+std::vector<uint32_t> treeChildren(uint32_t rank, uint32_t n) {
+    uint64_t span = 1;  // the root's: the least power of the radix >= n
+    if (rank == 0)
+        while (span < n) span *= kTreeRadix;
+    else
+        span = lowestPlace(rank);
+    std::vector<uint32_t> out;
+    for (uint64_t c = span / kTreeRadix; c >= 1; c /= kTreeRadix)
+        for (uint64_t j = 1; j < kTreeRadix; ++j)
+            if (rank + j * c < n) out.push_back(static_cast<uint32_t>(rank + j * c));
+    return out;
+}
+
 WireEntry toWire(const PeerInfo& p, uint32_t nRanks) {
     WireEntry w{};
     w.rank = p.rank;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/bootstrap/peer_info.h"
 #include "hccl/hccl_types.h"
@@ -31,6 +32,23 @@ struct WireStatus {
     uint32_t code;  // HcclResult
     char reason[124];
 };
+
+// After an OK status: where the rank gets the table. The server sends it to rank 0
+// only; every other rank gets it from its parent in an 8-nomial tree over the ranks,
+// which connects to it (Purpose::Table), so no rank sends more than 7 log8(n) tables.
+struct WireRoute {
+    uint32_t parent;  // kFromServer: the table follows on this connection
+    uint32_t reserved;
+};
+constexpr uint32_t kFromServer = 0xffffffffu;
+
+// The 8-nomial tree rooted at rank 0 (log8 n hops: each costs a scheduling delay on
+// a crowded host, so a wide tree beats a binomial one): parent(r) clears r's lowest
+// nonzero base-8 digit; the children of r are r + j 8^i (j = 1..7) for every 8^i
+// below that digit's place (below n for the root), and below n.
+constexpr uint32_t kTreeRadix = 8;
+uint32_t treeParent(uint32_t rank);
+std::vector<uint32_t> treeChildren(uint32_t rank, uint32_t n);
 
 WireEntry toWire(const PeerInfo& p, uint32_t nRanks);
 // Whether an entry from the wire is well formed: terminated strings, an IPv4

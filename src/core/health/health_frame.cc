@@ -6,7 +6,7 @@ namespace hostccl::health {
 
 namespace {
 constexpr uint32_t kMagic = 0x48544c48;  // "HLTH"
-constexpr uint8_t kFrameVersion = 1;
+constexpr uint8_t kFrameVersion = 2;
 
 struct Header {
     uint32_t magic;
@@ -16,7 +16,8 @@ struct Header {
     uint32_t code;
     int32_t culprit;
     uint64_t seq;
-    uint64_t reserved;
+    uint32_t origin;
+    uint32_t span;
 };
 static_assert(sizeof(Header) == kHealthHeaderBytes, "wire layout");
 
@@ -26,7 +27,7 @@ bool knownCode(uint32_t c) { return c < HCCL_E_RESERVED || c == HCCL_E_IN_STATUS
 std::string encodeFrame(const Frame& f) {
     const size_t text = std::min(f.text.size(), kMaxHealthText);
     Header h{kMagic, static_cast<uint8_t>(f.type), kFrameVersion, static_cast<uint16_t>(text),
-             static_cast<uint32_t>(f.code), f.culprit, f.seq, 0};
+             static_cast<uint32_t>(f.code), f.culprit, f.seq, f.origin, f.span};
     std::string out(reinterpret_cast<const char*>(&h), sizeof h);
     out.append(f.text.data(), text);
     return out;
@@ -45,7 +46,7 @@ Decoded decodeFrame(const char* data, size_t len, uint32_t ranks, Frame* out, si
         return Decoded::Bad;
     }
     if (h.textBytes > kMaxHealthText || !knownCode(h.code) || h.culprit < -1 ||
-        (h.culprit >= 0 && uint32_t(h.culprit) >= ranks)) {
+        (h.culprit >= 0 && uint32_t(h.culprit) >= ranks) || h.origin >= ranks || h.span > ranks) {
         *why = "malformed health frame (text length, code or rank out of range)";
         return Decoded::Bad;
     }
@@ -54,6 +55,8 @@ Decoded decodeFrame(const char* data, size_t len, uint32_t ranks, Frame* out, si
     out->code = static_cast<HcclResult>(h.code);
     out->culprit = h.culprit;
     out->seq = h.seq;
+    out->origin = h.origin;
+    out->span = h.span;
     out->text.assign(data + sizeof h, h.textBytes);
     *used = sizeof h + h.textBytes;
     return Decoded::Ok;

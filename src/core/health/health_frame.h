@@ -1,5 +1,6 @@
-// Frames of the health channel, the connection every pair of ranks keeps beside
-// its data link: heartbeats, failure notices, aborts and goodbyes. A frame is a
+// Frames of the health channels (a rank and its ring neighbours: heartbeats and
+// goodbyes) and of failure notices (failures and aborts, spread to every rank over a
+// binomial tree rooted at the rank that saw them: notice_broadcast.h). A frame is a
 // fixed 32-byte header and at most kMaxHealthText bytes of text. Everything read
 // from the wire is checked before use; a frame that fails the check ends the channel.
 #pragma once
@@ -24,6 +25,8 @@ struct Frame {
     HcclResult code = HCCL_SUCCESS;
     int32_t culprit = -1;  // the rank the sender blames (-1: none)
     uint64_t seq = 0;      // the sender's last collective sequence number
+    uint32_t origin = 0;   // notices: the rank whose notice this is
+    uint32_t span = 0;     // notices: the receiver forwards to the next span - 1 ranks after it (tree order)
     std::string text;
 };
 

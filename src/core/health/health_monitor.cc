@@ -44,19 +44,24 @@ HealthMonitor::HealthMonitor() {
 void HealthMonitor::add(HealthSession* s) {
     std::lock_guard<std::mutex> lock(mutex_);
     sessions_.push_back(s);
-    for (size_t i = 0; i < s->peerCount(); ++i) {
-        uint64_t id = nextWatch_++;
-        watches_[id] = Watch{s, i};
-        epoll_event ev{};
-        ev.events = EPOLLIN | EPOLLRDHUP;
-        ev.data.u64 = id;
-        if (epoll_ >= 0) ::epoll_ctl(epoll_, EPOLL_CTL_ADD, s->fdOf(i), &ev);
-    }
+    byRank_.emplace(std::make_pair(s->commId(), s->rank()), s);  // a second claim of one rank is not reachable
+    for (size_t i = 0; i < s->peerCount(); ++i) watch(s, i);
+}
+
+void HealthMonitor::watch(HealthSession* s, size_t i) {
+    uint64_t id = nextWatch_++;
+    watches_[id] = Watch{s, i};
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.u64 = id;
+    if (epoll_ >= 0) ::epoll_ctl(epoll_, EPOLL_CTL_ADD, s->fdOf(i), &ev);
 }
 
 void HealthMonitor::remove(HealthSession* s) {
     std::lock_guard<std::mutex> lock(mutex_);
     sessions_.erase(std::remove(sessions_.begin(), sessions_.end(), s), sessions_.end());
+    auto mine = byRank_.find({s->commId(), s->rank()});
+    if (mine != byRank_.end() && mine->second == s) byRank_.erase(mine);
     for (auto it = watches_.begin(); it != watches_.end();) {
         if (it->second.session != s) {
             ++it;
@@ -65,6 +70,11 @@ void HealthMonitor::remove(HealthSession* s) {
         if (epoll_ >= 0) ::epoll_ctl(epoll_, EPOLL_CTL_DEL, s->fdOf(it->second.peer), nullptr);
         it = watches_.erase(it);
     }
+}
+
+HealthSession* HealthMonitor::find(uint64_t commId, uint32_t rank) const {
+    auto it = byRank_.find({commId, rank});
+    return it == byRank_.end() ? nullptr : it->second;
 }
 
 // An event may name a watch removed since epoll_wait returned: ids are never

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 #include <thread>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -23,8 +24,13 @@ public:
     // Guards every session's state.
     std::mutex& mutex() { return mutex_; }
     void add(HealthSession* s);
+    // Watches `s`'s channel `i`, added after add(s) (the lock held).
+    void watch(HealthSession* s, size_t i);
     // When this returns the monitor no longer touches `s`.
     void remove(HealthSession* s);
+    // The session of rank `rank` of communicator `commId` in this process, or null
+    // (the lock held).
+    HealthSession* find(uint64_t commId, uint32_t rank) const;
 
     // HOSTCCL_HEARTBEAT_INTERVAL and HOSTCCL_HEARTBEAT_TIMEOUT (0: silence is never a failure).
     static std::chrono::milliseconds interval();
@@ -44,6 +50,7 @@ private:
     uint64_t nextWatch_ = 1;
     std::unordered_map<uint64_t, Watch> watches_;
     std::vector<HealthSession*> sessions_;
+    std::map<std::pair<uint64_t, uint32_t>, HealthSession*> byRank_;
 };
 
 }  // namespace hostccl::health

@@ -8,16 +8,22 @@
 #include "common/error.h"
 #include "common/log.h"
 #include "core/health/health_monitor.h"
+#include "core/net/acceptor.h"
 #include "core/net/socket.h"
 
 namespace hostccl::health {
 
 namespace {
 constexpr size_t kMaxOutbox = 64 * 1024;  // a peer that takes nothing for this long is not reading
+constexpr auto kSpreadDrain = std::chrono::milliseconds(2000);  // a notice step is bounded by 1 s per unreachable rank
 }
 
-HealthSession::HealthSession(std::string comm, uint32_t rank, uint32_t size, CommFailure* failure)
-    : comm_(std::move(comm)), rank_(rank), size_(size), failure_(failure) {}
+HealthSession::HealthSession(Membership membership, CommFailure* failure)
+    : membership_(std::make_shared<const Membership>(std::move(membership))),
+      comm_(membership_->comm),
+      rank_(membership_->rank),
+      size_(membership_->size()),
+      failure_(failure) {}
 
 HealthSession::~HealthSession() { close(); }
 
@@ -29,13 +35,24 @@ void HealthSession::addPeer(uint32_t peer, net::Fd fd, std::string who) {
     p.fd = std::move(fd);
     p.who = std::move(who);
     p.lastHeard = p.lastSent = Clock::now();
+    if (!started_) {
+        peers_.push_back(std::move(p));
+        return;
+    }
+    HealthMonitor& m = HealthMonitor::instance();
+    std::lock_guard<std::mutex> lock(m.mutex());
     peers_.push_back(std::move(p));
+    m.watch(this, peers_.size() - 1);
 }
 
 void HealthSession::start() {
-    if (peers_.empty()) return;
+    if (size_ < 2) return;
     started_ = true;
     HealthMonitor::instance().add(this);
+    noticeTicket_ = net::Acceptor::instance().serve(membership_->commId, rank_, net::Purpose::Notice,
+                                                    [this](net::Fd fd, const net::Hello& h) {
+                                                        onNoticeConnection(std::move(fd), h);
+                                                    });
 }
 
 void HealthSession::close() {
@@ -47,7 +64,30 @@ void HealthSession::close() {
         closed_ = true;
         sendToAll(frame(FrameType::Goodbye));
     }
+    net::Acceptor::instance().unserve(noticeTicket_);  // not under the monitor's lock: handlers take it
     m.remove(this);
+    // A notice this rank is passing on must reach its subtree even when the process
+    // exits right after destroying the communicator.
+    spreads_->drain(kSpreadDrain);
+}
+
+// A peer's notice connection (on a listener handler thread): proven, read, taken,
+// and passed on down this rank's part of the tree.
+void HealthSession::onNoticeConnection(net::Fd fd, const net::Hello& hello) {
+    const uint32_t from = hello.fromRank;
+    std::string why;
+    Frame f;
+    if (!readNotice(fd.get(), membership_->secret, hello, size_, &f, &why)) {
+        log::warn("comm {} rank {}: dropped a notice connection claiming rank {} from {}: {}", comm_, rank_, from,
+                  net::peerIp(fd.get()), why);
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(HealthMonitor::instance().mutex());
+        if (closed_) return;
+        takeNotice(f);
+    }
+    if (f.span > 1) spreadNotice(membership_, f, spreads_);
 }
 
 Frame HealthSession::frame(FrameType type) const {
@@ -67,7 +107,7 @@ void HealthSession::announceFailure() {
     f.code = r.code;
     f.culprit = static_cast<int32_t>(r.culprit);
     f.text = r.text;
-    sendToAll(f);
+    spread(f);
 }
 
 void HealthSession::announceAbort() {
@@ -75,7 +115,13 @@ void HealthSession::announceAbort() {
     std::lock_guard<std::mutex> lock(HealthMonitor::instance().mutex());
     if (closed_) return;
     announced_ = true;
-    sendToAll(frame(FrameType::Abort));
+    spread(frame(FrameType::Abort));
+}
+
+// This rank's own notice, to every other rank.
+void HealthSession::spread(Frame notice) {
+    notice.origin = rank_;
+    spreadNotice(membership_, std::move(notice), spreads_);
 }
 
 std::string HealthSession::peerStatus(uint32_t peer) const {
@@ -106,7 +152,7 @@ void HealthSession::raiseHere(HcclResult code, int64_t culprit, const std::strin
     f.code = code;
     f.culprit = static_cast<int32_t>(culprit);
     f.text = text;
-    sendToAll(f);
+    spread(f);
 }
 
 void HealthSession::lose(Peer& p, HcclResult code, const std::string& why) {
@@ -156,24 +202,23 @@ void HealthSession::takeFrames(Peer& p) {
     p.inbox.erase(0, off);
 }
 
+// Channels carry heartbeats and goodbyes; notices come on connections of their own.
 void HealthSession::handle(Peer& p, const Frame& f) {
     p.peerSeq = f.seq;
-    switch (f.type) {
-        case FrameType::Heartbeat:
-            break;
-        case FrameType::Goodbye:
-            p.state = State::Left;
-            break;
-        case FrameType::Abort:
-            failure_->raise(HCCL_E_REMOTE, p.rank, fmt::format("{} aborted the communicator", p.who), false);
-            break;
-        case FrameType::Failure:
-            // The sender's own words: they name the rank to blame and both sides' values.
-            if (failure_->raise(f.code, f.culprit, fmt::format("{} (reported by rank {})", f.text, p.rank), false))
-                log::error("comm {} rank {}: rank {} reports: {} ({})", comm_, rank_, p.rank, f.text,
-                           resultName(f.code));
-            break;
+    if (f.type == FrameType::Goodbye) p.state = State::Left;
+    if (f.type == FrameType::Failure || f.type == FrameType::Abort)
+        lose(p, HCCL_E_REMOTE, "sent a notice on its health channel, where none belongs");
+}
+
+void HealthSession::takeNotice(const Frame& f) {
+    if (closed_) return;
+    if (f.type == FrameType::Abort) {
+        failure_->raise(HCCL_E_REMOTE, f.origin, fmt::format("rank {} aborted the communicator", f.origin), false);
+        return;
     }
+    // The sender's own words: they name the rank to blame and both sides' values.
+    if (failure_->raise(f.code, f.culprit, fmt::format("{} (reported by rank {})", f.text, f.origin), false))
+        log::error("comm {} rank {}: rank {} reports: {} ({})", comm_, rank_, f.origin, f.text, resultName(f.code));
 }
 
 void HealthSession::tick(Clock::time_point now) {

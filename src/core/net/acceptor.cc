@@ -1,6 +1,7 @@
 #include "core/net/acceptor.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 
 #include "common/env.h"
 #include "common/log.h"
@@ -12,6 +13,7 @@ namespace {
 constexpr auto kHelloTimeout = std::chrono::milliseconds(2000);
 constexpr size_t kMaxPending = 4096;  // beyond this, the oldest unclaimed are dropped
 constexpr int kMaxReading = 256;      // connections being identified at once
+constexpr int kMaxHandlers = 1024;    // served connections being handled at once
 }  // namespace
 
 Acceptor& Acceptor::instance() {
@@ -19,7 +21,17 @@ Acceptor& Acceptor::instance() {
     return *a;
 }
 
+// Links open on demand and a root serves every rank's rendezvous connection: the
+// soft descriptor limit is raised to the hard one, as NCCL does for its root.
+static void raiseDescriptorLimit() {
+    rlimit files{};
+    if (getrlimit(RLIMIT_NOFILE, &files) != 0 || files.rlim_cur >= files.rlim_max) return;
+    files.rlim_cur = files.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &files) != 0) log::warn("could not raise the descriptor limit to {}", files.rlim_max);
+}
+
 Acceptor::Acceptor() {
+    raiseDescriptorLimit();
     listener_ = listenTcp("", 0, &startError_);
     if (!listener_.valid()) {
         log::error("peer listener could not start: {}", startError_);
@@ -60,13 +72,78 @@ void Acceptor::readHelloAsync(Fd fd) {
         std::string err;
         bool ok = readHello(fd.get(), &hello, Deadline::after(kHelloTimeout), &err);
         if (!ok) log::warn("dropped a connection from {}: {}", peerIp(fd.get()), err);
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::unique_lock<std::mutex> lock(mutex_);
         --reading_;
         if (!ok) return;
+        if (std::shared_ptr<Service> s = serviceFor(hello)) {
+            if (!reserveHandler(s)) return;
+            lock.unlock();
+            runHandler(s, std::move(fd), hello);
+            return;
+        }
+        // A notice for a rank with no session here (not yet created, or destroyed)
+        // is refused at once: its sender then covers that rank's part of the
+        // broadcast itself instead of waiting for a handshake that never comes.
+        if (hello.purpose == static_cast<uint16_t>(Purpose::Notice)) return;
         if (pending_.size() >= kMaxPending) pending_.pop_front();
         pending_.push_back(Pending{hello, std::move(fd), Deadline::Clock::now()});
         arrived_.notify_all();
     }).detach();
+}
+
+std::shared_ptr<Acceptor::Service> Acceptor::serviceFor(const Hello& h) {
+    auto it = byKey_.find(ServiceKey{h.commId, h.toRank, h.purpose});
+    return it == byKey_.end() ? nullptr : it->second;
+}
+
+bool Acceptor::reserveHandler(const std::shared_ptr<Service>& s) {
+    if (handling_ >= kMaxHandlers) {
+        log::warn("too many connections being set up at once; dropped one for comm {:016x} rank {}", s->commId,
+                  s->toRank);
+        return false;
+    }
+    ++handling_;
+    ++s->running;
+    return true;
+}
+
+void Acceptor::runHandler(const std::shared_ptr<Service>& s, Fd fd, const Hello& hello) {
+    s->handler(std::move(fd), hello);
+    std::lock_guard<std::mutex> lock(mutex_);
+    --handling_;
+    --s->running;
+    handlerDone_.notify_all();
+}
+
+uint64_t Acceptor::serve(uint64_t commId, uint32_t toRank, Purpose purpose, Handler handler) {
+    auto s = std::make_shared<Service>(Service{commId, toRank, static_cast<uint16_t>(purpose), std::move(handler)});
+    std::lock_guard<std::mutex> lock(mutex_);
+    const uint64_t ticket = nextTicket_++;
+    services_[ticket] = s;
+    byKey_.emplace(ServiceKey{commId, toRank, s->purpose}, s);  // the first service of a key keeps it
+    for (auto it = pending_.begin(); it != pending_.end();) {  // those that came before the service
+        if (serviceFor(it->hello) != s || !reserveHandler(s)) {
+            ++it;
+            continue;
+        }
+        std::thread([this, s, fd = std::move(it->fd), hello = it->hello]() mutable {
+            runHandler(s, std::move(fd), hello);
+        }).detach();
+        it = pending_.erase(it);
+    }
+    return ticket;
+}
+
+void Acceptor::unserve(uint64_t ticket) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    auto it = services_.find(ticket);
+    if (it == services_.end()) return;
+    std::shared_ptr<Service> s = it->second;
+    s->ended = true;
+    services_.erase(it);
+    auto key = byKey_.find(ServiceKey{s->commId, s->toRank, s->purpose});
+    if (key != byKey_.end() && key->second == s) byKey_.erase(key);
+    handlerDone_.wait(lock, [&] { return s->running == 0; });
 }
 
 // Unclaimed connections are kept for the connect timeout, then dropped.

@@ -1,14 +1,21 @@
 // The process-wide listener for peer links. One thread accepts connections, reads
 // each one's Hello (bounded by a short deadline, so a silent connection cannot stall
-// it for long) and files it by (comm, to-rank, from-rank). A communicator claims the
-// connections it expects and runs the secret check itself, because the peer may
-// connect before this process has even created that communicator.
+// it for long) and files it by (comm, to-rank, from-rank). A communicator either
+// claims the connections it expects or serves every connection for one of its ranks
+// and purpose with a handler (links opened on demand, failure notices); either way
+// it runs the secret check itself, because the peer may connect before this process
+// has even created that communicator.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <map>
+#include <tuple>
+#include <unordered_map>
 
 #include "core/net/handshake.h"
 #include "core/net/socket.h"
@@ -25,6 +32,15 @@ public:
     // Waits for a connection whose Hello names (commId, toRank, fromRank, purpose).
     Fd claim(uint64_t commId, uint32_t toRank, uint32_t fromRank, Purpose purpose, Deadline deadline, Hello* hello);
 
+    // Hands every connection whose Hello names (commId, toRank, purpose), those
+    // already waiting included, to `handler` on a thread of its own (at most
+    // kMaxHandlers run at once; beyond that a connection is dropped, its dialer
+    // sees a closed socket). Returns the ticket that ends the service.
+    using Handler = std::function<void(Fd fd, const Hello& hello)>;
+    uint64_t serve(uint64_t commId, uint32_t toRank, Purpose purpose, Handler handler);
+    // When this returns, no handler of `ticket` runs or will run.
+    void unserve(uint64_t ticket);
+
 private:
     Acceptor();
     void run();
@@ -36,6 +52,19 @@ private:
         Fd fd;
         Deadline::Clock::time_point arrived;
     };
+    struct Service {
+        uint64_t commId;
+        uint32_t toRank;
+        uint16_t purpose;
+        Handler handler;
+        int running = 0;
+        bool ended = false;
+    };
+    // The service a Hello is for, or null (mutex_ held).
+    std::shared_ptr<Service> serviceFor(const Hello& h);
+    // Runs the handler on this thread, accounted so unserve() can wait for it.
+    void runHandler(const std::shared_ptr<Service>& s, Fd fd, const Hello& hello);
+    bool reserveHandler(const std::shared_ptr<Service>& s);  // mutex_ held
 
     Fd listener_;
     uint16_t port_ = 0;
@@ -44,6 +73,12 @@ private:
     std::condition_variable arrived_;
     std::deque<Pending> pending_;
     int reading_ = 0;
+    int handling_ = 0;
+    uint64_t nextTicket_ = 1;
+    std::unordered_map<uint64_t, std::shared_ptr<Service>> services_;  // by ticket
+    using ServiceKey = std::tuple<uint64_t, uint32_t, uint16_t>;         // comm, to-rank, purpose
+    std::map<ServiceKey, std::shared_ptr<Service>> byKey_;
+    std::condition_variable handlerDone_;
     std::thread thread_;
 };
 

@@ -12,7 +12,9 @@
 
 namespace hostccl::net {
 
-enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2, Health = 3 };
+// Notice: a one-shot connection carrying one failure notice of the logarithmic broadcast.
+// Table: the bootstrap table passed down the tree from a rank to its children.
+enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2, Health = 3, Notice = 4, Table = 5 };
 
 constexpr uint32_t kAnyRank = 0xffffffffu;
 

@@ -53,7 +53,9 @@ Fd listenTcp(const std::string& ip, uint16_t port, std::string* err) {
         *err = errnoText(("bind " + ip + ":" + std::to_string(port)).c_str());
         return Fd();
     }
-    if (::listen(fd.get(), 1024) != 0) {
+    // The kernel caps the backlog at net.core.somaxconn: asking for the most lets an
+    // administrator's raised limit (HCCL's advice at thousands of ranks) take effect.
+    if (::listen(fd.get(), 65535) != 0) {
         *err = errnoText("listen");
         return Fd();
     }

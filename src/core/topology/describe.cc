@@ -38,25 +38,34 @@ std::string hostsSection(const Communicator& c) {
     return out;
 }
 
-// This rank's row is its links as built; other rows follow the rule the link factory
+// This rank's row shows its links as built where they exist; pairs not connected
+// yet (links open on first use) and other rows follow the rule the link factory
 // applies without RDMA (shared memory within a host unless HOSTCCL_TRANSPORT=tcp):
 // whether another pair has RDMA devices is known only to that pair.
 char linkLetter(const char* kind) { return std::strcmp(kind, "shm") == 0 ? 's' : std::strcmp(kind, "rdma") == 0 ? 'r' : 't'; }
 
 std::string linksSection(const Communicator& c) {
     const bool tcpOnly = env::getString("HOSTCCL_TRANSPORT") == "tcp";
-    std::string out = "links (s = shared memory, t = TCP, r = RDMA, . = self):\n";
+    uint32_t connected = 0;
+    std::string rows;
+    // Past kMatrixRanks the matrix would be n^2 characters: this rank's row only.
+    constexpr uint32_t kMatrixRanks = 64;
     for (uint32_t a = 0; a < c.size(); ++a) {
-        out += fmt::format("  rank {:>3}:", a);
+        if (c.size() > kMatrixRanks && a != c.rank()) continue;
+        rows += fmt::format("  rank {:>3}:", a);
         for (uint32_t b = 0; b < c.size(); ++b) {
-            char kind = '.';
-            if (a == c.rank() && b != a) kind = linkLetter(c.view().links[b]->kind());
-            else if (b != a) kind = !tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? 's' : 't';
-            out += fmt::format(" {}", kind);
+            const transport::Link* mine = a == c.rank() && b != a ? c.view().links->existing(b) : nullptr;
+            connected += mine != nullptr ? 1 : 0;
+            char kind = a == b ? '.' : !tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? 's' : 't';
+            if (mine != nullptr) kind = linkLetter(mine->kind());
+            rows += fmt::format(" {}", kind);
         }
-        out += "\n";
+        rows += "\n";
     }
-    return out;
+    return fmt::format("links (s = shared memory, t = TCP, r = RDMA, . = self; this rank has connected {} of {} so far, "
+                       "the rest open on first use):\n",
+                       connected, c.size() - 1) +
+           rows;
 }
 
 // What the selector picks for each collective at sizes from 8 B to 64 MiB (fp32 sum,
