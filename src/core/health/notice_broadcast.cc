@@ -88,8 +88,10 @@ void cover(const MembershipPtr& m, Frame f, uint32_t x, uint32_t d, const std::s
         coverChildren(m, f, x, d, tracker);
         return;
     }
-    // A rank the notice blames for dying or stopping is not waited for.
-    if (f.culprit >= 0 && uint32_t(f.culprit) == target && f.type == FrameType::Failure) {
+    // A rank the notice blames for dying or going silent is not waited for (a rank
+    // blamed for a mismatch is alive and hears of it like everyone else).
+    const bool gone = f.type == FrameType::Failure && (f.code == HCCL_E_REMOTE || f.code == HCCL_E_TIMEOUT);
+    if (gone && f.culprit >= 0 && uint32_t(f.culprit) == target) {
         coverChildren(m, f, x, d, tracker);
         return;
     }
