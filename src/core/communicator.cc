@@ -99,7 +99,7 @@ HcclResult Communicator::connectHealth() {
     if (size() < 2) return HCCL_SUCCESS;
     std::set<uint32_t> watch;
     for (uint32_t p : {(rank() + size() - 1) % size(), (rank() + 1) % size()})
-        if (p != rank() && !(peers_[p].pid == peers_[rank()].pid && peers_[p].hostId == peers_[rank()].hostId))
+        if (p != rank() && !sameProcess(peers_[p], peers_[rank()]))
             watch.insert(p);
     Deadline deadline = connectDeadline();
     for (uint32_t p : watch)

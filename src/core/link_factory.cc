@@ -182,7 +182,7 @@ HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, n
 bool sharesMemoryWith(const PeerInfo& self, const PeerInfo& peer) { return wantShm(self, peer) && !wantRdma(self, peer); }
 
 bool pairsInProcess(const PeerInfo& self, const PeerInfo& peer) {
-    return self.pid == peer.pid && sharesMemoryWith(self, peer);
+    return sameProcess(self, peer) && sharesMemoryWith(self, peer);
 }
 
 bool makeInProcessPair(const PeerInfo& self, const PeerInfo& peer, uint64_t commId,

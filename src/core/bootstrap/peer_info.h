@@ -17,6 +17,10 @@ struct PeerInfo {
     uint16_t hostNumaNodes = 1;
 };
 
+// Two ranks that are threads of one process: they share their fate (no health
+// channel between them) and their address space (links without sockets).
+inline bool sameProcess(const PeerInfo& a, const PeerInfo& b) { return a.pid == b.pid && a.hostId == b.hostId; }
+
 // "hostname/boot-id/netns", or HOSTCCL_HOST_ID when set.
 std::string hostIdentity();
 

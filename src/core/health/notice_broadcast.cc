@@ -81,9 +81,7 @@ void coverChildren(const MembershipPtr& m, const Frame& f, uint32_t x, uint32_t 
 void cover(const MembershipPtr& m, Frame f, uint32_t x, uint32_t d, const std::shared_ptr<SpreadsInFlight>& tracker) {
     const uint32_t target = (f.origin + x) % m->size();
     f.span = d;
-    const PeerInfo& me = (*m->peers)[m->rank];
-    const PeerInfo& them = (*m->peers)[target];
-    if (them.pid == me.pid && them.hostId == me.hostId) {
+    if (sameProcess((*m->peers)[m->rank], (*m->peers)[target])) {
         deliverHere(*m, target, f);
         coverChildren(m, f, x, d, tracker);
         return;
