@@ -93,7 +93,9 @@ TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
         // reach everyone within 2 s.
         const double limitMs = c.scenario == "stop" ? 3000 + 3000 : kRanks > 4 ? 2000 : 5000;
         EXPECT_LT(detectMs, limitMs);
-        EXPECT_LT(res["failfast_ms"], 50.0);
+        // The next call fails without waiting; at 256 processes on 2 cores, with the
+        // others exiting, the process itself may wait that long to be scheduled (280 ms seen).
+        EXPECT_LT(res["failfast_ms"], kRanks > 4 ? 1000.0 : 50.0);
         EXPECT_EQ(res["destroy"], 0);
         // At scale destroying waits (bounded) for the notices this rank still passes on.
         EXPECT_LT(res["destroy_ms"], kRanks > 4 ? 2500.0 : 1000.0);
