@@ -94,6 +94,8 @@ transport::Link* Context::linkTo(uint32_t peer) {
     return unreachable_.back().get();
 }
 
+void Context::connectAhead(const std::vector<uint32_t>& peers) { comm_.links->connectAhead(peers, deadline_); }
+
 Transfer& Context::post(uint32_t peer, Transfer::Dir dir) {
     posted_.emplace_back();
     Transfer& t = posted_.back();
@@ -161,8 +163,19 @@ HcclResult Context::waitAll() {
     auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     HcclResult rc = transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
     if (comm_.tracer) traceStep(start);
+    if (rc != HCCL_SUCCESS) abandonUnfinished(rc);
     posted_.clear();
     return rc;
+}
+
+// A failed op returns at once and its caller may free the buffers it named: every
+// link still holding one of its transfers is shut, which drops them from its queues
+// and takes back what a peer could still be about to read from those buffers. The
+// communicator is failed anyway; its links carry nothing more.
+void Context::abandonUnfinished(HcclResult rc) {
+    for (Transfer& t : posted_)
+        if (!t.complete) t.link->shutdown(rc, fmt::format("rank {} gave up this link when its {} failed", comm_.rank,
+                                                          collName(args_.type)));
 }
 
 // One trace event per step: which peers, which direction, how many bytes.

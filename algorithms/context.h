@@ -34,6 +34,10 @@ public:
     virtual transport::Link* get(uint32_t peer, Deadline deadline, HcclResult* code, std::string* why) = 0;
     // The link if it is already connected, else null.
     virtual transport::Link* existing(uint32_t peer) const = 0;
+    // Before an op that posts to all of `peers`: connects the missing ones several at
+    // a time rather than one after another as the posts come. Best effort: a peer
+    // that cannot be had is left for the post, which reports it.
+    virtual void connectAhead(const std::vector<uint32_t>& /*peers*/, Deadline /*deadline*/) {}
 };
 
 struct CommView {
@@ -68,6 +72,7 @@ public:
     ErrorSite site() const;
     bool sharedMemoryMesh() const { return comm_.sharedMemoryMesh; }
     bool singleProcess() const { return comm_.singleProcess; }
+    bool crowded() const { return comm_.crowded; }
     uint32_t nodeOf(uint32_t rank) const { return comm_.nodeOf[rank]; }
     uint32_t nodes() const { return comm_.nodes; }
     SelectorCosts* costs() const { return comm_.costs.get(); }
@@ -86,6 +91,8 @@ public:
         return l ? l->mapPeerRegion(r, why) : nullptr;
     }
 
+    // Connects ahead to the peers an op is about to post to (PeerLinks::connectAhead).
+    void connectAhead(const std::vector<uint32_t>& peers);
     void send(uint32_t peer, const void* buf, size_t bytes);
     void recv(uint32_t peer, void* buf, size_t bytes);
     // dst = local (op) incoming, reduced as the data arrives.
@@ -107,6 +114,7 @@ public:
 
 private:
     transport::Transfer& post(uint32_t peer, transport::Transfer::Dir dir);
+    void abandonUnfinished(HcclResult rc);
     transport::Link* linkTo(uint32_t peer);
     transport::MsgTag collectiveTag(uint32_t peer, transport::Transfer::Dir dir);
     void traceStep(std::chrono::steady_clock::time_point start) const;

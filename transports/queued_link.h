@@ -13,7 +13,10 @@ class QueuedLink : public Link {
 public:
     using Link::Link;
     void post(Transfer* t) override;
-    void shutdown(HcclResult code, const std::string& why) override { failAll(code, why); }
+    // A link already broken keeps its first reason.
+    void shutdown(HcclResult code, const std::string& why) override {
+        if (!broken()) failAll(code, why);
+    }
 
 protected:
     // Marks the link broken and fails everything queued; calls onBroken() first so

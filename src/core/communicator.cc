@@ -109,22 +109,17 @@ HcclResult Communicator::connectHealth() {
     return HCCL_SUCCESS;
 }
 
-// "rank 3 (host node-b 10.0.0.2, pid 4242)": enough to find the process.
-std::string Communicator::whoIs(uint32_t peer) const {
-    const PeerInfo& p = peers_[peer];
-    return fmt::format("rank {} (host {} {}, pid {})", peer, p.hostId.substr(0, p.hostId.find('/')), p.ip, p.pid);
-}
+std::string Communicator::whoIs(uint32_t peer) const { return hostccl::whoIs(peers_[peer]); }
 
 HcclResult Communicator::dialHealth(uint32_t peer, Deadline deadline) {
     ErrorSite s = site("init");
     s.peer = peer;
     const PeerInfo& info = peers_[peer];
     std::string err;
-    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
-    if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, s, "health channel: {} (host {})", err, info.hostId);
-    net::Hello hello = net::makeHello(net::Purpose::Health, id(), rank(), peer);
-    if (!net::clientHandshake(fd.get(), secret(), hello, deadline, &err))
-        return fail(HCCL_E_TCP_CONNECT, s, "health channel handshake with {}:{}: {}", info.ip, info.port, err);
+    const net::Hello hello = net::makeHello(net::Purpose::Health, id(), rank(), peer);
+    net::Fd fd = net::dialProven(net::Endpoint{info.ip, info.port}, secret(), hello, deadline, &err);
+    if (!fd.valid())
+        return fail(HCCL_E_TCP_CONNECT, s, "health channel to {}:{}: {} (host {})", info.ip, info.port, err, info.hostId);
     health_->addPeer(peer, std::move(fd), whoIs(peer));
     return HCCL_SUCCESS;
 }

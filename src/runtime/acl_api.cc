@@ -244,10 +244,11 @@ aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
     return ACL_SUCCESS;
 }
 
-aclError aclrtResetEvent(aclrtEvent event, aclrtStream /*stream*/) {
+aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {
     auto e = resolveEvent(event);
-    if (e == nullptr) return invalid("aclrtResetEvent", "not a live event");
-    e->reset();
+    auto s = resolveStream(stream);
+    if (e == nullptr || s == nullptr) return invalid("aclrtResetEvent", "not a live event or stream");
+    e->reset(*s);
     return ACL_SUCCESS;
 }
 
@@ -277,6 +278,11 @@ aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
     auto s = resolveStream(stream);
     if (e == nullptr || s == nullptr) return invalid("aclrtStreamWaitEvent", "not a live event or stream");
     e->makeStreamWait(*s);
+    return ACL_SUCCESS;
+}
+
+aclError aclrtSetOpWaitTimeout(uint32_t timeout) {
+    setOpWaitTimeoutSeconds(timeout);
     return ACL_SUCCESS;
 }
 

@@ -1,7 +1,10 @@
 #include "runtime/event.h"
 
+#include <atomic>
 #include <memory>
 #include <unordered_map>
+
+#include "common/log.h"
 
 namespace hostccl::runtime {
 
@@ -17,15 +20,27 @@ void Event::record(Stream& stream) {
             self->completed_ = generation;
             self->stamp_ = std::chrono::steady_clock::now();
         }
+        self->set_ = true;
         self->reached_.notify_all();
         return 0;
     });
 }
 
-void Event::reset() {
+// In stream order, like the device: a reset queued behind a wait clears the event
+// only once that wait is over, so the next wait holds for the next record.
+void Event::reset(Stream& stream) {
+    stream.enqueue([self = shared_from_this()] {
+        std::lock_guard<std::mutex> lock(self->mutex_);
+        self->set_ = false;
+        self->stamp_ = {};
+        return 0;
+    });
+}
+
+void Event::abandon() {
     std::lock_guard<std::mutex> lock(mutex_);
-    completed_ = recorded_;  // nothing outstanding; the old stamp is forgotten
-    stamp_ = {};
+    abandoned_ = true;
+    reached_.notify_all();
 }
 
 bool Event::complete() {
@@ -53,11 +68,36 @@ void Event::makeStreamWait(Stream& stream) {
         std::lock_guard<std::mutex> lock(mutex_);
         generation = recorded_;
     }
-    if (generation == 0) return;
-    stream.enqueue([self = shared_from_this(), generation] {
-        self->waitFor(generation);
-        return 0;
-    });
+    stream.enqueue([self = shared_from_this(), generation, &stream] { return self->holdStream(stream, generation); });
+}
+
+namespace {
+std::atomic<uint32_t> opWaitTimeoutSeconds{0};
+}  // namespace
+
+void setOpWaitTimeoutSeconds(uint32_t seconds) { opWaitTimeoutSeconds.store(seconds); }
+
+// Holds until the record seen when the wait was queued has run and the event is set.
+// Checked every 100 ms so that destroying the waiting stream (or the event) ends
+// the hold instead of hanging; aclrtSetOpWaitTimeout bounds it as on a device.
+int Event::holdStream(const Stream& stream, uint64_t generation) {
+    const uint32_t limit = opWaitTimeoutSeconds.load();
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(limit);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!(set_ && completed_ >= generation)) {
+        // Gone or going, with no record left that could still set it: it never will.
+        if ((abandoned_ || stream.stopping()) && completed_ == recorded_) {
+            log::error("aclrtStreamWaitEvent: the {} before anyone recorded the event it waits on",
+                       abandoned_ ? "event was destroyed" : "waiting stream was destroyed");
+            return ACL_ERROR_RT_PARAM_INVALID;
+        }
+        if (limit != 0 && std::chrono::steady_clock::now() >= giveUp) {
+            log::error("aclrtStreamWaitEvent: the event was not recorded within aclrtSetOpWaitTimeout's {} s", limit);
+            return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
+        }
+        reached_.wait_for(lock, std::chrono::milliseconds(100));
+    }
+    return 0;
 }
 
 bool Event::elapsedMs(Event& start, Event& end, float* ms) {
@@ -102,8 +142,16 @@ std::shared_ptr<Event> resolveEvent(void* handle) {
 }
 
 bool destroyEvent(void* handle) {
-    std::lock_guard<std::mutex> lock(eventTable().mutex);
-    return eventTable().live.erase(static_cast<Event*>(handle)) == 1;
+    std::shared_ptr<Event> gone;
+    {
+        std::lock_guard<std::mutex> lock(eventTable().mutex);
+        auto it = eventTable().live.find(static_cast<Event*>(handle));
+        if (it == eventTable().live.end()) return false;
+        gone = std::move(it->second);
+        eventTable().live.erase(it);
+    }
+    gone->abandon();
+    return true;
 }
 
 }  // namespace hostccl::runtime

@@ -15,6 +15,7 @@ Stream::~Stream() {
         std::lock_guard<std::mutex> lock(mutex_);
         stopping_ = true;
     }
+    stopRequested_.store(true, std::memory_order_release);
     workReady_.notify_all();
     worker_.join();
 }

@@ -33,6 +33,8 @@ public:
     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the deadline passed first.
     int synchronize(Deadline deadline);
     int32_t device() const { return device_; }
+    // Being destroyed: a task that waits for something outside the stream gives up.
+    bool stopping() const { return stopRequested_.load(std::memory_order_acquire); }
     // For a task: the result of the task that ran just before it on this stream (the
     // C++ API's completion markers read their op's result this way).
     int lastResult() const { return lastResult_; }
@@ -56,6 +58,7 @@ private:
     int firstError_ = 0;
     int lastResult_ = 0;  // written and read only on the worker thread
     bool stopping_ = false;
+    std::atomic<bool> stopRequested_{false};
     std::thread worker_;
 };
 

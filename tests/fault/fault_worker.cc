@@ -1,6 +1,6 @@
 // One rank of a job in which one rank (the victim) fails on purpose while the others
 // are inside a collective. Started by peer_failure_test:
-//   fault_worker <root-info file> <rank> <nranks> <kill|exit|stop|shrink|mismatch> <victim> <out dir>
+//   fault_worker <root-info file> <rank> <nranks> <kill|exit|stop|shrink|mismatch|create> <victim> <out dir>
 // The victim dies (SIGKILL, _exit, SIGSTOP; shrink = SIGKILL) a few milliseconds into
 // its 20th allreduce, or (mismatch) calls that allreduce with half the count. Every survivor records when and how its op failed, what
 // HcclGetCommAsyncError says, how fast the next call fails and how long destroying
@@ -40,7 +40,7 @@ double msSince(Clock::time_point t) { return std::chrono::duration<double, std::
     std::exit(2);
 }
 
-HcclComm join(const std::string& file, uint32_t rank, uint32_t n) {
+HcclResult tryJoin(const std::string& file, uint32_t rank, uint32_t n, HcclComm* comm) {
     HcclRootInfo info{};
     if (rank == 0) {
         if (HcclGetRootInfo(&info) != HCCL_SUCCESS) die("HcclGetRootInfo");
@@ -54,9 +54,27 @@ HcclComm join(const std::string& file, uint32_t rank, uint32_t n) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
         }
     }
+    return HcclCommInitRootInfo(n, &info, rank, comm);
+}
+
+HcclComm join(const std::string& file, uint32_t rank, uint32_t n) {
     HcclComm comm = nullptr;
-    if (HcclCommInitRootInfo(n, &info, rank, &comm) != HCCL_SUCCESS) die("HcclCommInitRootInfo");
+    if (tryJoin(file, rank, n, &comm) != HCCL_SUCCESS) die("HcclCommInitRootInfo");
     return comm;
+}
+
+// "create": the victim cannot set up its links (it insists on RDMA, which this
+// machine lacks), so its creation fails after the rendezvous; every rank records how
+// its own creation ended and when.
+int runCreationFailure(const std::string& file, uint32_t rank, uint32_t n, uint32_t victim, const std::string& out) {
+    if (rank == victim) setenv("HOSTCCL_TRANSPORT", "rdma", 1);
+    HcclComm comm = nullptr;
+    const HcclResult rc = tryJoin(file, rank, n, &comm);
+    const int64_t endedAt = wallNs();
+    if (comm != nullptr) HcclCommDestroy(comm);
+    std::ofstream(out + "/rank" + std::to_string(rank) + ".result") << "code " << rc << "\nended_at_ns " << endedAt
+                                                                    << "\n";
+    return 0;
 }
 
 // The victim enters the op, lets it get going, and fails.
@@ -117,11 +135,12 @@ int runSurvivorChecks(HcclComm comm, aclrtStream stream, std::vector<int32_t>& b
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 7) die("usage: fault_worker <root-info file> <rank> <nranks> <kill|exit|stop|shrink> <victim> <out dir>");
+    if (argc != 7) die("usage: fault_worker <root-info file> <rank> <nranks> <kill|exit|stop|shrink|mismatch|create> <victim> <out dir>");
     const std::string file = argv[1], scenario = argv[4], out = argv[6];
     const uint32_t rank = uint32_t(std::stoul(argv[2])), n = uint32_t(std::stoul(argv[3]));
     const uint32_t victim = uint32_t(std::stoul(argv[5]));
     if (!std::freopen((out + "/rank" + std::to_string(rank) + ".log").c_str(), "w", stderr)) die("log file");
+    if (scenario == "create") return runCreationFailure(file, rank, n, victim, out);
     HcclComm comm = join(file, rank, n);
     aclrtStream stream = nullptr;
     aclrtCreateStream(&stream);

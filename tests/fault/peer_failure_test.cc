@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -119,6 +120,46 @@ TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
 INSTANTIATE_TEST_SUITE_P(AtScale, PeerFailure, ::testing::Values(Case{"kill", "", 256, 101}),
                          [](const ::testing::TestParamInfo<Case>& i) { return name(i.param); });
 #else
+// A rank whose creation fails after the rendezvous (it cannot set up its links) ends
+// every rank's creation within 2 s, naming itself, instead of leaving the others to
+// wait for HCCL_CONNECT_TIMEOUT (60 s here).
+TEST(CreationFailure, OneRanksFailureEndsEveryRanksCreationPromptly) {
+    constexpr uint32_t kRanks = 8, kVictim = 5;
+    const std::string dir = tempPath("fault-create");
+    ::mkdir(dir.c_str(), 0700);
+    const std::string root = dir + "/root";
+    std::remove(root.c_str());
+    std::vector<std::vector<std::string>> argvs;
+    for (uint32_t r = 0; r < kRanks; ++r)
+        argvs.push_back({"/usr/bin/env", "HCCL_CONNECT_TIMEOUT=60", HOSTCCL_FAULT_WORKER, root, std::to_string(r),
+                         std::to_string(kRanks), "create", std::to_string(kVictim), dir});
+    const auto start = std::chrono::steady_clock::now();
+    auto results = runProcesses(argvs, 120);
+    const double tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(tookS, 30.0) << "creation waited for HCCL_CONNECT_TIMEOUT";
+    auto victim = readResult(dir + "/rank" + std::to_string(kVictim) + ".result");
+    ASSERT_EQ(results[kVictim].exitCode, 0) << readAll(dir + "/rank" + std::to_string(kVictim) + ".log");
+    if (victim["code"] == 0)
+        GTEST_SKIP() << "the victim's forced RDMA links worked: this machine has an RDMA device, so its creation "
+                        "cannot be made to fail this way";
+    for (uint32_t r = 0; r < kRanks; ++r) {
+        SCOPED_TRACE("rank " + std::to_string(r));
+        const std::string log = readAll(dir + "/rank" + std::to_string(r) + ".log");
+        EXPECT_FALSE(results[r].timedOut);
+        ASSERT_EQ(results[r].exitCode, 0) << log;
+        auto res = readResult(dir + "/rank" + std::to_string(r) + ".result");
+        EXPECT_NE(res["code"], 0) << "a rank created a communicator one of its members could not join";
+        const double afterVictimMs = (res["ended_at_ns"] - victim["ended_at_ns"]) / 1e6;
+        EXPECT_LT(afterVictimMs, 2000.0);
+        if (r != kVictim) {
+            EXPECT_NE(log.find("rank " + std::to_string(kVictim) + " (host "), std::string::npos)
+                << "the log must name the rank that could not create:\n" << log;
+        }
+        std::printf("rank %u: creation failed with code %.0f, %.0f ms after the victim's\n", r, res["code"],
+                    afterVictimMs);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Scenarios, PeerFailure,
                          ::testing::Values(Case{"kill", ""}, Case{"kill", "tcp"}, Case{"exit", ""}, Case{"stop", ""},
                                            Case{"stop", "tcp"}, Case{"shrink", ""}, Case{"shrink", "tcp"}),

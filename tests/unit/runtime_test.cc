@@ -134,6 +134,61 @@ TEST(Event, DestroyingAnEventWithQueuedWorkIsSafe) {
     EXPECT_EQ(aclrtRecordEvent(e, g.s), ACL_ERROR_INVALID_PARAM);
 }
 
+// HCCL Test's -t mode: the stream waits on an event nobody has recorded yet, resets
+// it, and everything queued behind runs only once another stream records it; the
+// next round holds again until the next record.
+TEST(Event, AWaitOnAnEventNotYetRecordedHoldsUntilItIsRecorded) {
+    StreamGuard work, releaser;
+    aclrtEvent gate;
+    ASSERT_EQ(aclrtCreateEventWithFlag(&gate, ACL_EVENT_SYNC), ACL_SUCCESS);
+    std::atomic<int> ran{0};
+    for (int round = 1; round <= 2; ++round) {
+        ASSERT_EQ(aclrtStreamWaitEvent(work.s, gate), ACL_SUCCESS);
+        ASSERT_EQ(aclrtResetEvent(gate, work.s), ACL_SUCCESS);
+        hostccl::runtime::resolveStream(work.s)->enqueue([&] { ++ran; return 0; });
+        std::this_thread::sleep_for(100ms);
+        EXPECT_EQ(ran.load(), round - 1) << "round " << round << ": queued work ran before the record";
+        ASSERT_EQ(aclrtRecordEvent(gate, releaser.s), ACL_SUCCESS);
+        ASSERT_EQ(aclrtSynchronizeStream(work.s), ACL_SUCCESS);
+        EXPECT_EQ(ran.load(), round);
+    }
+    ASSERT_EQ(aclrtDestroyEvent(gate), ACL_SUCCESS);
+}
+
+// A hold that nothing can end any more fails instead of hanging: the event destroyed
+// with no record queued, a wait longer than aclrtSetOpWaitTimeout, the stream destroyed.
+TEST(Event, AHoldThatCannotEndFailsInsteadOfHanging) {
+    {
+        StreamGuard g;
+        aclrtEvent never;
+        ASSERT_EQ(aclrtCreateEvent(&never), ACL_SUCCESS);
+        ASSERT_EQ(aclrtStreamWaitEvent(g.s, never), ACL_SUCCESS);
+        ASSERT_EQ(aclrtDestroyEvent(never), ACL_SUCCESS);
+        EXPECT_EQ(aclrtSynchronizeStream(g.s), ACL_ERROR_RT_PARAM_INVALID);
+    }
+    {
+        StreamGuard g;
+        aclrtEvent never;
+        ASSERT_EQ(aclrtCreateEvent(&never), ACL_SUCCESS);
+        ASSERT_EQ(aclrtSetOpWaitTimeout(1), ACL_SUCCESS);
+        ASSERT_EQ(aclrtStreamWaitEvent(g.s, never), ACL_SUCCESS);
+        auto start = std::chrono::steady_clock::now();
+        EXPECT_EQ(aclrtSynchronizeStream(g.s), ACL_ERROR_RT_EVENT_SYNC_TIMEOUT);
+        EXPECT_GE(std::chrono::steady_clock::now() - start, 900ms);
+        ASSERT_EQ(aclrtSetOpWaitTimeout(0), ACL_SUCCESS);
+        aclrtDestroyEvent(never);
+    }
+    aclrtStream s;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    aclrtEvent never;
+    ASSERT_EQ(aclrtCreateEvent(&never), ACL_SUCCESS);
+    ASSERT_EQ(aclrtStreamWaitEvent(s, never), ACL_SUCCESS);
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s) << "destroying a held stream hung";
+    aclrtDestroyEvent(never);
+}
+
 TEST(Stream, DestroyDrainsQueuedWorkAndRejectsLaterUse) {
     aclrtStream s;
     ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);

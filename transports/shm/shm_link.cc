@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <thread>
 
 namespace hostccl::transport {
 
@@ -182,9 +183,19 @@ int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* p
         return -1;
     }
     std::memcpy(&d, payload, sizeof d);
+    // Announce the read, then check the sender still stands by it; the sender
+    // withdraws, then checks for a read under way (both sequentially consistent:
+    // at least one of the two sees the other).
+    in_->reading.value.store(d.seq, std::memory_order_seq_cst);
+    if (in_->withdrawn.value.load(std::memory_order_seq_cst) >= d.seq) {
+        in_->reading.value.store(0, std::memory_order_release);
+        failAll(HCCL_E_REMOTE, "peer's op failed and took back its single-copy send before it was read");
+        return -1;
+    }
     std::string why;
     const char* src = d.region.bytes == t->bytes ? mapPeerRegion(d.region, &why) : nullptr;
     if (src == nullptr) {
+        in_->reading.value.store(0, std::memory_order_release);
         if (why.empty()) why = "peer sent a single-copy descriptor of the wrong size";
         failAll(HCCL_E_INTERNAL, why);
         return -1;
@@ -197,6 +208,7 @@ int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* p
     t->complete = true;
     in_->tail.value.store(in_->tail.value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
     in_->acked.value.store(d.seq, std::memory_order_release);
+    in_->reading.value.store(0, std::memory_order_release);
     return 1;
 }
 
@@ -208,6 +220,23 @@ char* ShmLink::mapPeerRegion(const SharedRegion& r, std::string* why) {
 // Closing our end of the control socket tells the peer at once.
 void ShmLink::onBroken() {
     if (control_.valid()) ::shutdown(control_.get(), SHUT_RDWR);
+    withdrawDirectSends();
+}
+
+// A link breaks (or goes away) when its op failed, and the op's caller may free its
+// buffers the moment it returns: single-copy sends the peer has not read are taken
+// back, and a read already under way is waited out. A peer thread of this process
+// would otherwise copy from freed memory; its read is a copy or a reduction running
+// on a live thread, so it ends. Another process keeps the pages mapped, so waiting
+// for it is bounded (it may have died mid-read).
+void ShmLink::withdrawDirectSends() {
+    if (directSent_ == out_->acked.value.load(std::memory_order_acquire)) return;
+    out_->withdrawn.value.store(directSent_, std::memory_order_seq_cst);
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    while (out_->reading.value.load(std::memory_order_seq_cst) != 0) {
+        if (!peerInProcess_ && std::chrono::steady_clock::now() > giveUp) break;
+        std::this_thread::yield();
+    }
 }
 
 // The peer's end of the control socket closes when its process exits.

@@ -22,6 +22,7 @@ public:
     // `control` is invalid between two ranks of this process.
     ShmLink(uint32_t peer, uint64_t commId, shm::Mapping mapping, int outbound, net::Fd control, std::string peerHost,
             uint32_t peerPid);
+    ~ShmLink() override { withdrawDirectSends(); }
     const char* kind() const override { return "shm"; }
     bool progress() override;
     int pollFd() const override { return -1; }  // data arrives in memory, not on a socket
@@ -51,6 +52,7 @@ private:
     int readFragments(Transfer* t);    // -1 failed, 0 nothing, 1 advanced
     int readDirect(Transfer* t, const shm::SlotHeader* h, const unsigned char* payload);
     void checkPeerAlive();
+    void withdrawDirectSends();
     void ringPeer();  // after any change the peer may be waiting for
     void onBroken() override;
 

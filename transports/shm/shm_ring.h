@@ -50,6 +50,12 @@ struct Ring {
     Counter head;   // fragments written
     Counter tail;   // fragments consumed
     Counter acked;  // direct messages the consumer has finished reading
+    // A producer whose op failed takes its direct messages back (its caller may free
+    // the buffers they name as soon as the op returns): the consumer reads none
+    // numbered at or below `withdrawn`. `reading` is the message the consumer is
+    // reading now (0: none), so the producer can wait out a read already under way.
+    Counter withdrawn;
+    Counter reading;
     alignas(64) unsigned char slots[kSlots][kSlotBytes];
 
     SlotHeader* header(uint64_t n) { return reinterpret_cast<SlotHeader*>(slots[n % kSlots]); }

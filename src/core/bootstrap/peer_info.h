@@ -21,6 +21,9 @@ struct PeerInfo {
 // channel between them) and their address space (links without sockets).
 inline bool sameProcess(const PeerInfo& a, const PeerInfo& b) { return a.pid == b.pid && a.hostId == b.hostId; }
 
+// "rank 3 (host node-b 10.0.0.2, pid 4242)": enough to find the process.
+std::string whoIs(const PeerInfo& p);
+
 // "hostname/boot-id/netns", or HOSTCCL_HOST_ID when set.
 std::string hostIdentity();
 

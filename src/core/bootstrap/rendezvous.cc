@@ -249,11 +249,9 @@ HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uin
                           PeerInfo self, std::vector<PeerInfo>* table, Deadline deadline, const ErrorSite& site) {
     std::string err;
     staggerConnect(self.rank, nRanks);
-    net::Fd fd = net::connectTcp(server, deadline, &err);
+    const net::Hello hello = net::makeHello(net::Purpose::Rendezvous, id, self.rank, net::kAnyRank);
+    net::Fd fd = net::dialProven(server, secret, hello, deadline, &err);
     if (!fd.valid()) return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: {}", server.str(), err);
-    net::Hello hello = net::makeHello(net::Purpose::Rendezvous, id, self.rank, net::kAnyRank);
-    if (!net::clientHandshake(fd.get(), secret, hello, deadline, &err))
-        return fail(HCCL_E_TCP_CONNECT, site, "rendezvous at {}: {}", server.str(), err);
     if (self.ip.empty()) self.ip = net::localIp(fd.get());
     WireEntry mine = toWire(self, nRanks);
     WireStatus st{};

@@ -218,7 +218,8 @@ void HealthSession::takeNotice(const Frame& f) {
     }
     // The sender's own words: they name the rank to blame and both sides' values.
     if (failure_->raise(f.code, f.culprit, fmt::format("{} (reported by rank {})", f.text, f.origin), false))
-        log::error("comm {} rank {}: rank {} reports: {} ({})", comm_, rank_, f.origin, f.text, resultName(f.code));
+        log::error("comm {} rank {}: {} reports: {} ({})", comm_, rank_, whoIs((*membership_->peers)[f.origin]), f.text,
+                   resultName(f.code));
 }
 
 void HealthSession::tick(Clock::time_point now) {

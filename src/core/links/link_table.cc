@@ -1,6 +1,7 @@
 #include "core/links/link_table.h"
 
 #include <map>
+#include <thread>
 
 #include "common/log.h"
 #include "core/comm_options.h"
@@ -12,6 +13,11 @@ namespace hostccl {
 namespace {
 constexpr auto kHandshakeStep = std::chrono::milliseconds(3000);  // an incoming peer proves itself within this
 constexpr auto kWaitSlice = std::chrono::milliseconds(100);        // a failure is noticed within this
+// Connection setups one rank runs at once ahead of an all-to-all: enough to hide a
+// network round trip per peer, few enough that 256 ranks of one host (each with as
+// many incoming setups on the listener's handler threads) stay far from the
+// machine's thread and pid limits. The bound is 128.
+constexpr size_t kConnectAheadWindow = 32;
 
 // The link tables of this process by (communicator, rank), for in-process pairing.
 struct Directory {
@@ -78,6 +84,29 @@ HcclResult LinkTable::connectAll(Deadline deadline) {
 
 transport::Link* LinkTable::existing(uint32_t peer) const {
     return peer < links_.size() ? ready_[peer].load(std::memory_order_acquire) : nullptr;
+}
+
+void LinkTable::connectAhead(const std::vector<uint32_t>& peers, Deadline deadline) {
+    std::vector<uint32_t> missing;
+    for (uint32_t p : peers)
+        if (p != identity_.rank && p < peers_.size() && !existing(p) && !inProcessPair(p)) missing.push_back(p);
+    if (missing.size() < 2) return;
+    std::atomic<size_t> next{0};
+    auto worker = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < missing.size() && !failure_->failed();) {
+            HcclResult code = HCCL_SUCCESS;
+            std::string why;
+            get(missing[i], deadline, &code, &why);  // a failure shows again when the op posts
+        }
+    };
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    const size_t workers = std::min(missing.size(), kConnectAheadWindow);
+    for (size_t w = 0; w < workers; ++w) pool.emplace_back(worker);
+    for (std::thread& t : pool) t.join();
+    log::debug("comm {} rank {}: connected ahead to {} peers, {} at a time, in {:.1f} ms", identity_.comm,
+               identity_.rank, missing.size(), workers,
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
 }
 
 void LinkTable::forEach(const std::function<void(transport::Link&)>& fn) const {
@@ -166,16 +195,11 @@ void LinkTable::install(uint32_t peer, std::unique_ptr<transport::Link> link) {
 HcclResult LinkTable::dial(uint32_t peer, Deadline deadline, std::string* why) {
     const PeerInfo& info = peers_[peer];
     std::string err;
-    net::Fd fd = net::connectTcp(net::Endpoint{info.ip, info.port}, deadline, &err);
-    if (!fd.valid()) {
-        *why = fmt::format("data link to {}: {}", nameOf_(peer), err);
-        return HCCL_E_TCP_CONNECT;
-    }
-    net::Hello hello = net::makeHello(net::Purpose::PeerLink, identity_.commId, identity_.rank, peer);
+    const net::Hello hello = net::makeHello(net::Purpose::PeerLink, identity_.commId, identity_.rank, peer);
+    net::Fd fd = net::dialProven(net::Endpoint{info.ip, info.port}, identity_.secret, hello, deadline, &err);
     char verdict = 0;
-    if (!net::clientHandshake(fd.get(), identity_.secret, hello, deadline, &err) ||
-        !net::recvAll(fd.get(), &verdict, 1, deadline, &err)) {
-        *why = fmt::format("data link handshake with {}: {}", nameOf_(peer), err);
+    if (!fd.valid() || !net::recvAll(fd.get(), &verdict, 1, deadline, &err)) {
+        *why = fmt::format("data link to {}: {}", nameOf_(peer), err);
         return HCCL_E_TCP_CONNECT;
     }
     if (verdict == kLose) return HCCL_SUCCESS;

@@ -74,6 +74,14 @@ bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline 
     return true;
 }
 
+Fd dialProven(const Endpoint& to, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err) {
+    Fd fd = connectTcp(to, deadline, err);
+    if (!fd.valid()) return fd;
+    if (clientHandshake(fd.get(), secret, hello, deadline, err)) return fd;
+    *err = "handshake: " + *err;
+    return Fd();
+}
+
 bool serverHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err) {
     ServerProof sp{randomU64(), proof(secret, 'S', hello.nonce, hello)};
     if (!sendAll(fd, &sp, sizeof sp, deadline, err)) return false;

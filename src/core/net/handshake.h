@@ -9,6 +9,7 @@
 
 #include "common/deadline.h"
 #include "common/siphash.h"
+#include "core/net/socket.h"
 
 namespace hostccl::net {
 
@@ -38,6 +39,9 @@ bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err);
 
 // Client: sends `hello`, checks the server's proof, sends its own, waits for acceptance.
 bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
+// Connects to `to` and runs the client side: a connection both ends have proven, or
+// an invalid Fd with `err` naming the step that failed.
+Fd dialProven(const Endpoint& to, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
 // Server: `hello` was already read; proves itself and checks the client's proof.
 bool serverHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
 

@@ -1,0 +1,129 @@
+// Single-copy sends between two ranks of one process (transports/shm/shm_link.cc):
+// the receiver reads the sender's buffer by pointer, so a sender whose op fails
+// must take the send back before its caller frees that buffer.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "core/link_factory.h"
+
+using hostccl::transport::Link;
+using hostccl::transport::Transfer;
+
+namespace {
+constexpr size_t kBytes = 1 << 20;  // far above the single-copy threshold
+
+struct InProcessPair {
+    std::unique_ptr<Link> a, b;  // a = rank 0's end, b = rank 1's
+    InProcessPair() {
+        hostccl::PeerInfo r0, r1;
+        r0.rank = 0;
+        r1.rank = 1;
+        r0.pid = r1.pid = static_cast<uint32_t>(getpid());
+        std::string why;
+        EXPECT_TRUE(hostccl::makeInProcessPair(r0, r1, 7, &a, &b, &why)) << why;
+    }
+};
+
+Transfer sendOf(const void* src) {
+    Transfer t;
+    t.dir = Transfer::Dir::Send;
+    t.src = src;
+    t.bytes = kBytes;
+    return t;
+}
+
+Transfer recvInto(void* dst) {
+    Transfer t;
+    t.dir = Transfer::Dir::Recv;
+    t.dst = dst;
+    t.bytes = kBytes;
+    return t;
+}
+
+// Memory that faults when touched once unmapped, where freed heap memory would not.
+char* mapBuffer() {
+    void* p = mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    EXPECT_NE(p, MAP_FAILED);
+    std::memset(p, 0x5a, kBytes);
+    return static_cast<char*>(p);
+}
+
+// A reduction that holds the receiver inside its read until told to finish.
+std::atomic<bool> readStarted{false}, releaseRead{false}, readFinished{false};
+void slowCopy(void* dst, const void* /*local*/, const void* src, size_t count) {
+    readStarted = true;
+    while (!releaseRead) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::memcpy(dst, src, count);
+    readFinished = true;
+}
+}  // namespace
+
+TEST(ShmLinkSingleCopy, DeliversFromTheSendersBuffer) {
+    InProcessPair pair;
+    std::vector<char> src(kBytes, 3), dst(kBytes, 0);
+    Transfer s = sendOf(src.data()), r = recvInto(dst.data());
+    pair.a->post(&s);
+    pair.b->post(&r);
+    for (int i = 0; i < 1000 && !(s.complete && r.complete); ++i) {
+        pair.a->progress();
+        pair.b->progress();
+    }
+    ASSERT_TRUE(s.complete && r.complete);
+    EXPECT_EQ(s.directSeq, 1u) << "the send went through the slots, not by pointer";
+    EXPECT_EQ(dst, src);
+}
+
+// The sender's op failed before the receiver posted: its buffer is gone, and the
+// receiver must fail cleanly instead of reading unmapped memory.
+TEST(ShmLinkSingleCopy, AWithdrawnSendIsNeverRead) {
+    InProcessPair pair;
+    char* src = mapBuffer();
+    std::vector<char> dst(kBytes, 0);
+    Transfer s = sendOf(src);
+    pair.a->post(&s);
+    pair.a->progress();  // the descriptor is in the ring
+    ASSERT_EQ(s.directSeq, 1u);
+    pair.a->shutdown(HCCL_E_TIMEOUT, "op failed");
+    EXPECT_EQ(s.error, HCCL_E_TIMEOUT);
+    munmap(src, kBytes);
+
+    Transfer r = recvInto(dst.data());
+    pair.b->post(&r);
+    pair.b->progress();
+    EXPECT_EQ(r.error, HCCL_E_REMOTE);
+    EXPECT_NE(r.errorText.find("took back"), std::string::npos) << r.errorText;
+    EXPECT_EQ(dst, std::vector<char>(kBytes, 0)) << "nothing was written";
+}
+
+// The receiver is already reading when the sender's op fails: the sender's shutdown
+// returns only once that read is over, so the caller may then free the buffer.
+TEST(ShmLinkSingleCopy, AReadUnderWayIsWaitedOut) {
+    InProcessPair pair;
+    std::vector<char> src(kBytes, 9), dst(kBytes, 0), local(kBytes, 0);
+    Transfer s = sendOf(src.data());
+    pair.a->post(&s);
+    pair.a->progress();
+    Transfer r = recvInto(dst.data());
+    r.local = local.data();
+    r.reduce = slowCopy;
+    r.elemSize = 1;
+    pair.b->post(&r);
+    std::thread receiver([&] { pair.b->progress(); });
+    while (!readStarted) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread releaser([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        releaseRead = true;
+    });
+    pair.a->shutdown(HCCL_E_TIMEOUT, "op failed");
+    EXPECT_TRUE(readFinished) << "shutdown returned while the peer was still reading the buffer";
+    releaser.join();
+    receiver.join();
+    EXPECT_TRUE(r.complete);
+    EXPECT_EQ(dst, src);
+}
