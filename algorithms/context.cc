@@ -169,13 +169,14 @@ HcclResult Context::waitAll() {
 }
 
 // A failed op returns at once and its caller may free the buffers it named: every
-// link still holding one of its transfers is shut, which drops them from its queues
-// and takes back what a peer could still be about to read from those buffers. The
-// communicator is failed anyway; its links carry nothing more.
+// link still holding one of its transfers is abandoned, which drops them from its
+// queues and takes back what a peer could still be about to read from those buffers.
+// The peer is not told (it learns the failure's cause from the notice, instead of
+// blaming this rank); the communicator is failed anyway, its links carry nothing more.
 void Context::abandonUnfinished(HcclResult rc) {
     for (Transfer& t : posted_)
-        if (!t.complete) t.link->shutdown(rc, fmt::format("rank {} gave up this link when its {} failed", comm_.rank,
-                                                          collName(args_.type)));
+        if (!t.complete) t.link->abandon(rc, fmt::format("rank {} gave up this link when its {} failed", comm_.rank,
+                                                         collName(args_.type)));
 }
 
 // One trace event per step: which peers, which direction, how many bytes.

@@ -97,6 +97,11 @@ public:
     virtual short pollEvents() const = 0;
     // Fails every pending and future transfer (abort, destroy).
     virtual void shutdown(HcclResult code, const std::string& why) = 0;
+    // The op that posted the pending transfers failed and is returning: they are
+    // dropped (failed) and the link is done, but the peer is not told, so it keeps
+    // waiting for the failure's own notice and names its cause rather than this rank.
+    // Whatever the peer could still read from the op's buffers is taken back.
+    virtual void abandon(HcclResult code, const std::string& why) { shutdown(code, why); }
     // Blocking without a socket: read activityStamp() before a progress pass; if that
     // pass moved nothing, beginSleep(stamp) announces a sleep and gives the word to
     // sleep on (transports/doorbell.h), or returns false when the peer acted since

@@ -128,12 +128,14 @@ HcclResult endedByFailure(const CommFailure& failure, ErrorSite site) {
 // peer that found a mismatch closes its end, a dead peer's sockets all close at once.
 // That failure's notice (or the dead peer's closed health channel) arrives within
 // moments; waiting briefly for it lets every rank report the cause, not the symptom.
+// Asleep, not polling: at scale hundreds of ranks may wait here at once.
 void awaitCause(const CommFailure* failure) {
-    // A notice crosses a few hops, each a scheduling delay on a crowded host.
-    constexpr auto kGrace = std::chrono::milliseconds(1000);
-    const auto until = std::chrono::steady_clock::now() + kGrace;
-    while (!failure->failed() && std::chrono::steady_clock::now() < until)
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // A notice crosses a few hops, each a scheduling delay on a crowded host: at 256
+    // processes on 2 cores the last ranks hear of a death up to ~2 s later, while
+    // peers that heard first may already have destroyed the communicator and exited
+    // (their links close as a dead process's would).
+    constexpr auto kGrace = std::chrono::milliseconds(2000);
+    failure->waitFailed(kGrace);
 }
 
 // This wait's own failure, unless another came first: then the op reports that

@@ -15,6 +15,18 @@ void QueuedLink::failAll(HcclResult code, const std::string& why) {
     broken_ = code;
     brokenWhy_ = why;
     onBroken();
+    failQueued();
+}
+
+void QueuedLink::abandon(HcclResult code, const std::string& why) {
+    if (broken()) return;
+    broken_ = code;
+    brokenWhy_ = why;
+    onAbandoned();
+    failQueued();
+}
+
+void QueuedLink::failQueued() {
     for (auto* queue : {&sends_, &recvs_}) {
         for (Transfer* t : *queue) failWithLinkError(t);
         queue->clear();

@@ -17,6 +17,7 @@ public:
     void shutdown(HcclResult code, const std::string& why) override {
         if (!broken()) failAll(code, why);
     }
+    void abandon(HcclResult code, const std::string& why) override;
 
 protected:
     // Marks the link broken and fails everything queued; calls onBroken() first so
@@ -24,6 +25,8 @@ protected:
     // queues, with failWithLinkError).
     void failAll(HcclResult code, const std::string& why);
     virtual void onBroken() = 0;
+    // Abandoned (Link::abandon): what must be taken back from the peer, without telling it.
+    virtual void onAbandoned() {}
     void failWithLinkError(Transfer* t) const {
         t->error = broken_;
         t->errorText = brokenWhy_;
@@ -35,6 +38,8 @@ protected:
     std::deque<Transfer*> recvs_;
 
 private:
+    void failQueued();
+
     HcclResult broken_ = HCCL_SUCCESS;
     std::string brokenWhy_;
 };

@@ -9,8 +9,14 @@ bool CommFailure::raise(HcclResult code, int64_t culprit, std::string text, bool
         record_ = Record{code, culprit, std::move(text), local};
         failed_.store(true, std::memory_order_release);
     }
+    raised_.notify_all();
     if (waker_) waker_();
     return true;
+}
+
+bool CommFailure::waitFailed(std::chrono::milliseconds limit) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return raised_.wait_for(lock, limit, [&] { return record_.code != HCCL_SUCCESS; });
 }
 
 HcclResult CommFailure::code() const {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -27,6 +29,8 @@ public:
     // True when this is the first failure (and so the one that stays).
     bool raise(HcclResult code, int64_t culprit, std::string text, bool local = true);
     bool failed() const { return failed_.load(std::memory_order_acquire); }
+    // Sleeps until a failure is raised or `limit` passes; true when one was.
+    bool waitFailed(std::chrono::milliseconds limit) const;
     // Called (once, by whoever raises the first failure) so that waiters blocked
     // without a timeout slice to spare wake at once. Set before any op runs.
     void setWaker(std::function<void()> waker) { waker_ = std::move(waker); }
@@ -36,6 +40,7 @@ public:
 private:
     std::atomic<bool> failed_{false};
     mutable std::mutex mutex_;
+    mutable std::condition_variable raised_;
     Record record_;
     std::function<void()> waker_;
 };

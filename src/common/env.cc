@@ -64,6 +64,8 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_RDMA_GID_INDEX", "-1", "GID index to use; -1 = the RoCE v2 GID mapped from this rank's IPv4 address."},
         {"HOSTCCL_RDMA_SLOTS", "8", "Receive slots per RDMA link and direction (the credit window)."},
         {"HOSTCCL_RDMA_SLOT_BYTES", "1048576", "Bytes per RDMA receive slot (a multiple of 16)."},
+        {"HOSTCCL_RDMA_RING_BUDGET", "1073741824",
+         "Bytes of RDMA rings one rank may register per communicator: with n ranks, rings shrink so n - 1 links fit (floor 256 KiB per link)."},
         {"HOSTCCL_RDMA_ZERO_COPY_BYTES", "65536",
          "Smallest RDMA send written straight from its aclrtMalloc buffer (registered once); 0: always copy."},
         {"HOSTCCL_RDMA_INJECT_QP_ERROR", "-1", "Testing: after this many data writes on each of its RDMA links, this process moves the queue pair to the error state."},

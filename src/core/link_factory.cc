@@ -53,12 +53,13 @@ std::shared_ptr<transport::rdma::VerbsDevice> rdmaDevice(const PeerInfo& self, s
 
 // Both sides run this once they agreed on RDMA. Falls back to TCP (same socket) if
 // the queue pairs cannot connect, unless RDMA is forced.
-HcclResult rdmaOrTcp(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
+HcclResult rdmaOrTcp(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
+                     Deadline deadline,
                      const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
 #ifdef HOSTCCL_HAVE_RDMA
     std::string why;
     auto device = rdmaDevice(self, &why);
-    auto link = transport::rdma::RdmaLink::connect(peer.rank, commId, device, fd, deadline, &why);
+    auto link = transport::rdma::RdmaLink::connect(peer.rank, commId, commSize, device, fd, deadline, &why);
     if (link != nullptr) {
         *out = std::move(link);
         return HCCL_SUCCESS;
@@ -66,7 +67,7 @@ HcclResult rdmaOrTcp(const PeerInfo& self, const PeerInfo& peer, uint64_t commId
     if (rdmaForced()) return fail(HCCL_E_ROCE_CONNECT, site, "RDMA link (HOSTCCL_TRANSPORT=rdma): {}", why);
     log::warn("{}: RDMA link failed, using TCP: {}", describe(site), why);
 #else
-    (void)self, (void)deadline, (void)site;
+    (void)self, (void)commSize, (void)deadline, (void)site;
 #endif
     *out = tcpLink(peer, commId, std::move(fd));
     return HCCL_SUCCESS;
@@ -84,7 +85,8 @@ bool rdmaAvailable(const PeerInfo& self, std::string* why) {
 }
 
 // Lower rank: creates the segment and offers it; ring 0 is its outbound ring.
-HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
+HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
+                 Deadline deadline,
                  const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
     Offer o{};
     std::string err, name;
@@ -95,7 +97,7 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ne
             char reply = 0;
             if (!net::sendAll(fd.get(), &o, sizeof o, deadline, &err) || !net::recvAll(fd.get(), &reply, 1, deadline, &err))
                 return fail(HCCL_E_TCP_CONNECT, site, "transport offer: {}", err);
-            if (reply == kMapped) return rdmaOrTcp(self, peer, commId, std::move(fd), deadline, site, out);
+            if (reply == kMapped) return rdmaOrTcp(self, peer, commId, commSize, std::move(fd), deadline, site, out);
             why = "the peer has no usable RDMA device";
         }
         if (rdmaForced()) {
@@ -138,7 +140,8 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ne
 }
 
 // Higher rank: follows the offer; ring 1 is its outbound ring.
-HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
+HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
+                  Deadline deadline,
                   const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
     Offer o{};
     std::string err;
@@ -150,7 +153,7 @@ HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, n
         char reply = can ? kMapped : kMapFailed;
         if (!net::sendAll(fd.get(), &reply, 1, deadline, &err))
             return fail(HCCL_E_TCP_CONNECT, site, "transport reply: {}", err);
-        if (can) return rdmaOrTcp(self, peer, commId, std::move(fd), deadline, site, out);
+        if (can) return rdmaOrTcp(self, peer, commId, commSize, std::move(fd), deadline, site, out);
         if (rdmaForced()) return fail(HCCL_E_ROCE_CONNECT, site, "HOSTCCL_TRANSPORT=rdma, but {}", why);
         *out = tcpLink(peer, commId, std::move(fd));
         return HCCL_SUCCESS;
@@ -198,10 +201,10 @@ bool makeInProcessPair(const PeerInfo& self, const PeerInfo& peer, uint64_t comm
     return true;
 }
 
-HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
-                    const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
-    return self.rank < peer.rank ? offer(self, peer, commId, std::move(fd), deadline, site, out)
-                                 : accept(self, peer, commId, std::move(fd), deadline, site, out);
+HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
+                    Deadline deadline, const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
+    return self.rank < peer.rank ? offer(self, peer, commId, commSize, std::move(fd), deadline, site, out)
+                                 : accept(self, peer, commId, commSize, std::move(fd), deadline, site, out);
 }
 
 }  // namespace hostccl

@@ -14,8 +14,9 @@
 
 namespace hostccl {
 
-HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
-                    const ErrorSite& site, std::unique_ptr<transport::Link>* out);
+// `commSize` sizes RDMA rings (transports/rdma/ring_shape.h): both ends know it.
+HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
+                    Deadline deadline, const ErrorSite& site, std::unique_ptr<transport::Link>* out);
 
 // Whether the pair would be linked by shared memory (same host, no transport forced).
 bool sharesMemoryWith(const PeerInfo& self, const PeerInfo& peer);

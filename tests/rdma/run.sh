@@ -4,7 +4,7 @@
 # cached) a Debian guest with rdma-core from Debian's packages, mirrors the built
 # tests into it at the same paths, boots it under TCG with guest_suite.sh as PID 1 and
 # reads the verdict from the serial log. Skipped, with the reason, where it cannot run.
-#   bash tests/rdma/run.sh <build dir> [--quick] [--bandwidth] [--steps matrix,subcomm,zero_copy,qp_error,bandwidth]
+#   bash tests/rdma/run.sh <build dir> [--quick] [--bandwidth] [--steps matrix,ring_budget,subcomm,zero_copy,qp_error,bandwidth]
 #                          [--env VAR=value ...]
 #   bash tests/rdma/run.sh --prepare        # only build the cached guest (while the project builds)
 # Env: HOSTCCL_RXE_CACHE (guest cache, default /var/cache/hostccl/rxe-guest),
@@ -19,7 +19,7 @@ fi
 shift
 src=$(cd "$(dirname "$0")/../.." && pwd)
 ranks="2 3 4"
-steps=matrix,subcomm,zero_copy,qp_error
+steps=matrix,ring_budget,subcomm,zero_copy,qp_error
 extra_env=()
 while [ $# -gt 0 ]; do
     case $1 in

@@ -10,6 +10,7 @@
 #include "transports/rdma/credit_window.h"
 #include "transports/rdma/gid_select.h"
 #include "transports/rdma/registration_cache.h"
+#include "transports/rdma/ring_shape.h"
 
 using namespace hostccl::transport::rdma;
 
@@ -223,4 +224,46 @@ TEST(RdmaCredits, ReceiverReturnsInBatchesOrWhenIdle) {
     r.sent(4);
     EXPECT_EQ(r.owed(), 0u);
     EXPECT_EQ(r.due(true), 0u);
+}
+
+// Rings shaped for the communicator's size so a rank's n - 1 links fit its budget.
+TEST(RdmaRingShape, FullRingsWhileTheyFitThenShrinkToTheBudget) {
+    const uint64_t kBudget = uint64_t(1) << 30;
+    const RingShape wanted;  // 8 x 1 MiB: 16 MiB per link
+    for (uint32_t n : {2u, 8u, 65u}) {
+        RingShape s = ringShapeFor(n, kBudget, wanted);
+        EXPECT_EQ(s.slots, 8u) << n;
+        EXPECT_EQ(s.slotBytes, 1u << 20) << n;
+    }
+    RingShape at66 = ringShapeFor(66, kBudget, wanted);
+    EXPECT_EQ(at66.slots, 4u);
+    EXPECT_EQ(at66.slotBytes, 1u << 20);
+    RingShape at1000 = ringShapeFor(1000, kBudget, wanted);
+    EXPECT_EQ(at1000.slots, 4u);
+    EXPECT_EQ(at1000.slotBytes, 128u * 1024);
+    EXPECT_LE(at1000.linkBytes() * 999, kBudget);
+    // Every size up to 16k ranks fits the budget, or sits at the floor.
+    for (uint32_t n = 2; n <= 16384; n += 37) {
+        RingShape s = ringShapeFor(n, kBudget, wanted);
+        const bool atFloor = s.slots == kMinSlots && s.slotBytes == kMinSlotBytes;
+        EXPECT_TRUE(atFloor || s.linkBytes() * (n - 1) <= kBudget) << n;
+        EXPECT_EQ(s.slotBytes % 16, 0u) << n;
+    }
+}
+
+TEST(RdmaRingShape, NeverGrowsAndStopsAtTheFloor) {
+    RingShape small;
+    small.slots = 2;
+    small.slotBytes = 4096;
+    RingShape s = ringShapeFor(100000, 1, small);  // nothing fits: what was asked stays
+    EXPECT_EQ(s.slots, 2u);
+    EXPECT_EQ(s.slotBytes, 4096u);
+    RingShape floor = ringShapeFor(100000, 1, RingShape{});
+    EXPECT_EQ(floor.slots, kMinSlots);
+    EXPECT_EQ(floor.slotBytes, kMinSlotBytes);
+    RingShape odd;
+    odd.slotBytes = 1000000;  // halves to 125000, not a multiple of 16
+    RingShape halved = ringShapeFor(1000, uint64_t(1) << 30, odd);
+    EXPECT_EQ(halved.slotBytes, 124992u);
+    EXPECT_EQ(halved.slots, 4u);
 }

@@ -79,29 +79,36 @@ TEST(ShmLinkSingleCopy, DeliversFromTheSendersBuffer) {
     EXPECT_EQ(dst, src);
 }
 
-// The sender's op failed before the receiver posted: its buffer is gone, and the
-// receiver must fail cleanly instead of reading unmapped memory.
+// The sender's op failed before the receiver posted (the op abandons its links; an
+// abort or destroy shuts them): its buffer is gone, and the receiver must fail
+// cleanly instead of reading unmapped memory.
 TEST(ShmLinkSingleCopy, AWithdrawnSendIsNeverRead) {
-    InProcessPair pair;
-    char* src = mapBuffer();
-    std::vector<char> dst(kBytes, 0);
-    Transfer s = sendOf(src);
-    pair.a->post(&s);
-    pair.a->progress();  // the descriptor is in the ring
-    ASSERT_EQ(s.directSeq, 1u);
-    pair.a->shutdown(HCCL_E_TIMEOUT, "op failed");
-    EXPECT_EQ(s.error, HCCL_E_TIMEOUT);
-    munmap(src, kBytes);
+    for (bool abandoned : {true, false}) {
+        SCOPED_TRACE(abandoned ? "abandoned" : "shut down");
+        InProcessPair pair;
+        char* src = mapBuffer();
+        std::vector<char> dst(kBytes, 0);
+        Transfer s = sendOf(src);
+        pair.a->post(&s);
+        pair.a->progress();  // the descriptor is in the ring
+        ASSERT_EQ(s.directSeq, 1u);
+        if (abandoned)
+            pair.a->abandon(HCCL_E_TIMEOUT, "op failed");
+        else
+            pair.a->shutdown(HCCL_E_TIMEOUT, "op failed");
+        EXPECT_EQ(s.error, HCCL_E_TIMEOUT);
+        munmap(src, kBytes);
 
-    Transfer r = recvInto(dst.data());
-    pair.b->post(&r);
-    pair.b->progress();
-    EXPECT_EQ(r.error, HCCL_E_REMOTE);
-    EXPECT_NE(r.errorText.find("took back"), std::string::npos) << r.errorText;
-    EXPECT_EQ(dst, std::vector<char>(kBytes, 0)) << "nothing was written";
+        Transfer r = recvInto(dst.data());
+        pair.b->post(&r);
+        pair.b->progress();
+        EXPECT_EQ(r.error, HCCL_E_REMOTE);
+        EXPECT_NE(r.errorText.find("took back"), std::string::npos) << r.errorText;
+        EXPECT_EQ(dst, std::vector<char>(kBytes, 0)) << "nothing was written";
+    }
 }
 
-// The receiver is already reading when the sender's op fails: the sender's shutdown
+// The receiver is already reading when the sender's op fails: abandoning the link
 // returns only once that read is over, so the caller may then free the buffer.
 TEST(ShmLinkSingleCopy, AReadUnderWayIsWaitedOut) {
     InProcessPair pair;
@@ -120,8 +127,8 @@ TEST(ShmLinkSingleCopy, AReadUnderWayIsWaitedOut) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         releaseRead = true;
     });
-    pair.a->shutdown(HCCL_E_TIMEOUT, "op failed");
-    EXPECT_TRUE(readFinished) << "shutdown returned while the peer was still reading the buffer";
+    pair.a->abandon(HCCL_E_TIMEOUT, "op failed");
+    EXPECT_TRUE(readFinished) << "abandon returned while the peer was still reading the buffer";
     releaser.join();
     receiver.join();
     EXPECT_TRUE(r.complete);

@@ -55,6 +55,7 @@ private:
     void withdrawDirectSends();
     void ringPeer();  // after any change the peer may be waiting for
     void onBroken() override;
+    void onAbandoned() override { withdrawDirectSends(); }
 
     shm::Mapping mapping_;
     shm::Ring* out_;

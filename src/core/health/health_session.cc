@@ -82,12 +82,14 @@ void HealthSession::onNoticeConnection(net::Fd fd, const net::Hello& hello) {
                   net::peerIp(fd.get()), why);
         return;
     }
+    // Passed on first: taking it wakes this rank's op thread, which would compete
+    // for the CPU with the threads that carry the notice to the rest of the subtree.
     {
         std::lock_guard<std::mutex> lock(HealthMonitor::instance().mutex());
         if (closed_) return;
+        if (f.span > 1) spreadNotice(membership_, f, spreads_);
         takeNotice(f);
     }
-    if (f.span > 1) spreadNotice(membership_, f, spreads_);
 }
 
 Frame HealthSession::frame(FrameType type) const {

@@ -215,7 +215,7 @@ HcclResult LinkTable::dial(uint32_t peer, Deadline deadline, std::string* why) {
         return HCCL_E_TCP_CONNECT;
     }
     std::unique_ptr<transport::Link> link;
-    HcclResult rc = makeLink(peers_[identity_.rank], info, identity_.commId, std::move(fd), deadline, site(peer), &link);
+    HcclResult rc = makeLink(peers_[identity_.rank], info, identity_.commId, commSize(), std::move(fd), deadline, site(peer), &link);
     if (rc != HCCL_SUCCESS) {
         *why = fmt::format("setting up the link to {} failed ({})", nameOf_(peer), resultName(rc));
         return rc;
@@ -256,7 +256,7 @@ void LinkTable::onIncoming(net::Fd fd, const net::Hello& hello) {
     const bool sent = net::sendAll(fd.get(), &verdict, 1, step, &err);
     if (verdict != kAccept) return;
     std::unique_ptr<transport::Link> link;
-    HcclResult rc = sent ? makeLink(peers_[identity_.rank], peers_[peer], identity_.commId, std::move(fd),
+    HcclResult rc = sent ? makeLink(peers_[identity_.rank], peers_[peer], identity_.commId, commSize(), std::move(fd),
                                     connectDeadline(), site(peer), &link)
                          : HCCL_E_TCP_CONNECT;
     std::lock_guard<std::mutex> lock(mutex_);

@@ -70,6 +70,7 @@ private:
     Verdict decide(uint32_t peer);
     void install(uint32_t peer, std::unique_ptr<transport::Link> link);  // lock held
     ErrorSite site(uint32_t peer) const;
+    uint32_t commSize() const { return static_cast<uint32_t>(peers_.size()); }
 
     const Identity identity_;
     const std::vector<PeerInfo>& peers_;

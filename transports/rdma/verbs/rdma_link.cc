@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <random>
 
@@ -26,9 +27,23 @@ constexpr uint32_t kEndpointMagic = 0x52444d41;  // "RDMA"
 constexpr uint32_t kCreditFlag = 0x80000000u;     // immediate of a credit return
 constexpr uint64_t kCreditWrId = ~uint64_t(0);
 
-uint32_t slotCount() { return uint32_t(env::getInt("HOSTCCL_RDMA_SLOTS", 2, 1024)); }
+// The configured rings, shrunk to the rank's budget for a communicator of `ranks`.
 // Slots hold whole 16-byte elements after the 48-byte header too.
-uint32_t slotBytes() { return uint32_t(env::getInt("HOSTCCL_RDMA_SLOT_BYTES", 4096, 1 << 24)) / 16 * 16; }
+RingShape shapeFor(uint32_t ranks) {
+    RingShape wanted;
+    wanted.slots = uint32_t(env::getInt("HOSTCCL_RDMA_SLOTS", 2, 1024));
+    wanted.slotBytes = uint32_t(env::getInt("HOSTCCL_RDMA_SLOT_BYTES", 4096, 1 << 24)) / 16 * 16;
+    const uint64_t budget = uint64_t(env::getInt("HOSTCCL_RDMA_RING_BUDGET", 1 << 20, int64_t(1) << 50));
+    const RingShape shape = ringShapeFor(ranks, budget, wanted);
+    static std::once_flag told;
+    if (shape.ringBytes() < wanted.ringBytes())
+        std::call_once(told, [&] {
+            log::info("RDMA rings of {} x {} KiB per direction (configured {} x {} KiB): {} ranks' links must fit "
+                      "HOSTCCL_RDMA_RING_BUDGET = {} MiB per rank",
+                      shape.slots, shape.slotBytes / 1024, wanted.slots, wanted.slotBytes / 1024, ranks, budget >> 20);
+        });
+    return shape;
+}
 
 size_t zeroCopyMin() { return size_t(env::getInt("HOSTCCL_RDMA_ZERO_COPY_BYTES", 0, int64_t(1) << 40)); }
 
@@ -44,11 +59,11 @@ bool modifyQp(ibv_qp* qp, ibv_qp_attr& attr, int mask, const char* state, std::s
 
 }  // namespace
 
-RdmaLink::RdmaLink(uint32_t peer, uint64_t commId, std::shared_ptr<VerbsDevice> device)
+RdmaLink::RdmaLink(uint32_t peer, uint64_t commId, RingShape shape, std::shared_ptr<VerbsDevice> device)
     : QueuedLink(peer, commId),
       device_(std::move(device)),
-      slots_(slotCount()),
-      slotBytes_(slotBytes()),
+      slots_(shape.slots),
+      slotBytes_(shape.slotBytes),
       credits_(slots_),
       returns_(slots_),
       stagingBusy_(slots_, false),
@@ -134,8 +149,8 @@ Endpoint RdmaLink::local() const {
 
 bool RdmaLink::connectTo(const Endpoint& r, std::string* why) {
     if (r.slots != slots_ || r.slotBytes != slotBytes_)
-        return *why = fmt::format("the peer's rings ({} x {} B) differ from ours ({} x {} B): set HOSTCCL_RDMA_SLOTS "
-                                  "and HOSTCCL_RDMA_SLOT_BYTES alike on every rank",
+        return *why = fmt::format("the peer's rings ({} x {} B) differ from ours ({} x {} B): set HOSTCCL_RDMA_SLOTS, "
+                                  "HOSTCCL_RDMA_SLOT_BYTES and HOSTCCL_RDMA_RING_BUDGET alike on every rank",
                                   r.slots, r.slotBytes, slots_, slotBytes_),
                false;
     remoteRing_ = r.ringAddr;
@@ -183,10 +198,11 @@ bool RdmaLink::connectTo(const Endpoint& r, std::string* why) {
 
 // Both sides: endpoints one way, a verdict byte the other, so neither keeps an RDMA
 // link the other gave up on.
-std::unique_ptr<RdmaLink> RdmaLink::connect(uint32_t peer, uint64_t commId, std::shared_ptr<VerbsDevice> device,
-                                            net::Fd& sock, Deadline deadline, std::string* why) {
+std::unique_ptr<RdmaLink> RdmaLink::connect(uint32_t peer, uint64_t commId, uint32_t commSize,
+                                            std::shared_ptr<VerbsDevice> device, net::Fd& sock, Deadline deadline,
+                                            std::string* why) {
     const int fd = sock.get();
-    std::unique_ptr<RdmaLink> link(new RdmaLink(peer, commId, std::move(device)));
+    std::unique_ptr<RdmaLink> link(new RdmaLink(peer, commId, shapeFor(commSize), std::move(device)));
     std::string err;
     bool ok = link->setUp(why);
     Endpoint mine;

@@ -23,6 +23,7 @@
 #include "core/net/socket.h"
 #include "transports/queued_link.h"
 #include "transports/rdma/credit_window.h"
+#include "transports/rdma/ring_shape.h"
 #include "transports/rdma/verbs/verbs_device.h"
 
 namespace hostccl::transport::rdma {
@@ -50,8 +51,10 @@ public:
     // dies (RDMA says nothing to a side that only waits to receive). Null with `why` on
     // any failure, `fd` left to the caller; both sides learn it in the closing
     // exchange, so they fall back together.
-    static std::unique_ptr<RdmaLink> connect(uint32_t peer, uint64_t commId, std::shared_ptr<VerbsDevice> device,
-                                             net::Fd& fd, Deadline deadline, std::string* why);
+    // Its rings are shaped for a communicator of `commSize` ranks (ring_shape.h).
+    static std::unique_ptr<RdmaLink> connect(uint32_t peer, uint64_t commId, uint32_t commSize,
+                                             std::shared_ptr<VerbsDevice> device, net::Fd& fd, Deadline deadline,
+                                             std::string* why);
     ~RdmaLink() override;
 
     const char* kind() const override { return "rdma"; }
@@ -60,7 +63,7 @@ public:
     short pollEvents() const override;
 
 private:
-    RdmaLink(uint32_t peer, uint64_t commId, std::shared_ptr<VerbsDevice> device);
+    RdmaLink(uint32_t peer, uint64_t commId, RingShape shape, std::shared_ptr<VerbsDevice> device);
     bool setUp(std::string* why);                      // CQ, QP, rings, receives
     bool connectTo(const Endpoint& remote, std::string* why);  // INIT -> RTR -> RTS
     Endpoint local() const;
