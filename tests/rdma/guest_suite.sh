@@ -46,11 +46,12 @@ for n in $RANKS; do
     want matrix && check "matrix_${n}ranks" sh "$SRC/tests/rdma/worker_job.sh" "$W" $n "all:${MATRIX_DTYPES:-int8,fp16,fp32,fp64}"
 done
 want matrix && check worker_suite_3ranks sh "$SRC/tests/rdma/worker_job.sh" "$W" 3
-# 1b. Rings shrunk to a budget (HOSTCCL_RDMA_RING_BUDGET; here the floor, 2 x 64 KiB
-#     slots): every family still exact, messages spanning many slots and credits.
+# 1b. Rings shrunk to a budget (HOSTCCL_RDMA_RING_BUDGET at its 1 MiB minimum: 3 ranks'
+#     2 links each get 4 x 64 KiB slots instead of 8 x 1 MiB): every family still exact,
+#     messages spanning many slots and credits.
 if want ring_budget; then
-    check ring_budget_3ranks env HOSTCCL_RDMA_RING_BUDGET=262144 sh "$SRC/tests/rdma/worker_job.sh" "$W" 3 "all:fp32"
-    grep -q "RDMA rings of 2 x 64 KiB" /tmp/worker0.out || { t "ring_budget: the rings were not shrunk"; RES=FAIL; }
+    check ring_budget_3ranks env HOSTCCL_RDMA_RING_BUDGET=1048576 sh "$SRC/tests/rdma/worker_job.sh" "$W" 3 "all:fp32"
+    grep -q "RDMA rings of 4 x 64 KiB" /tmp/worker0.out || { t "ring_budget: the rings were not shrunk"; RES=FAIL; }
 fi
 # 2. Sub-communicators and the typed C++ collectives (ranks as threads of one process).
 want subcomm && check subcomm "$BUILD/tests/cxx_api_test" --gtest_filter='CxxApi.SplitIntoGroups:CxxApi.TypedCollectives:CxxApi.AsyncAllReduceManyInFlight'
