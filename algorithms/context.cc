@@ -94,7 +94,7 @@ transport::Link* Context::linkTo(uint32_t peer) {
     return unreachable_.back().get();
 }
 
-void Context::connectAhead(const std::vector<uint32_t>& peers) { comm_.links->connectAhead(peers, deadline_); }
+void Context::connectAheadToAll() { comm_.links->connectAheadToAll(deadline_); }
 
 Transfer& Context::post(uint32_t peer, Transfer::Dir dir) {
     posted_.emplace_back();

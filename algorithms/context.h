@@ -34,10 +34,10 @@ public:
     virtual transport::Link* get(uint32_t peer, Deadline deadline, HcclResult* code, std::string* why) = 0;
     // The link if it is already connected, else null.
     virtual transport::Link* existing(uint32_t peer) const = 0;
-    // Before an op that posts to all of `peers`: connects the missing ones several at
-    // a time rather than one after another as the posts come. Best effort: a peer
+    // Before an op that posts to every other rank: connects the missing links several
+    // at a time rather than one after another as the posts come. Best effort: a peer
     // that cannot be had is left for the post, which reports it.
-    virtual void connectAhead(const std::vector<uint32_t>& /*peers*/, Deadline /*deadline*/) {}
+    virtual void connectAheadToAll(Deadline /*deadline*/) {}
 };
 
 struct CommView {
@@ -91,8 +91,8 @@ public:
         return l ? l->mapPeerRegion(r, why) : nullptr;
     }
 
-    // Connects ahead to the peers an op is about to post to (PeerLinks::connectAhead).
-    void connectAhead(const std::vector<uint32_t>& peers);
+    // Connects ahead to every other rank (PeerLinks::connectAheadToAll).
+    void connectAheadToAll();
     void send(uint32_t peer, const void* buf, size_t bytes);
     void recv(uint32_t peer, void* buf, size_t bytes);
     // dst = local (op) incoming, reduced as the data arrives.

@@ -15,11 +15,7 @@ HcclResult PairwiseAlltoAllV::run(Context& ctx) const {
     // The first op's links are set up several at a time, where each rank has a core
     // for its setups; on a crowded host setups are CPU-bound and one at a time was
     // faster (256 processes on 2 cores: 34 s in order, 47 s with 32 at a time).
-    if (!ctx.singleProcess() && !ctx.crowded()) {
-        std::vector<uint32_t> peers;
-        for (uint32_t s = 1; s < n; ++s) peers.push_back((r + s) % n);
-        ctx.connectAhead(peers);
-    }
+    if (!ctx.singleProcess() && !ctx.crowded()) ctx.connectAheadToAll();
     for (uint32_t s = 1; s < n; ++s) {
         uint32_t to = (r + s) % n, from = (r + n - s) % n;
         ctx.send(to, in + a.sendDispls[to] * es, a.sendCounts[to] * es);

@@ -54,8 +54,7 @@ std::shared_ptr<transport::rdma::VerbsDevice> rdmaDevice(const PeerInfo& self, s
 // Both sides run this once they agreed on RDMA. Falls back to TCP (same socket) if
 // the queue pairs cannot connect, unless RDMA is forced.
 HcclResult rdmaOrTcp(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
-                     Deadline deadline,
-                     const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
+                     Deadline deadline, const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
 #ifdef HOSTCCL_HAVE_RDMA
     std::string why;
     auto device = rdmaDevice(self, &why);
@@ -86,8 +85,7 @@ bool rdmaAvailable(const PeerInfo& self, std::string* why) {
 
 // Lower rank: creates the segment and offers it; ring 0 is its outbound ring.
 HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
-                 Deadline deadline,
-                 const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
+                 Deadline deadline, const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
     Offer o{};
     std::string err, name;
     if (wantRdma(self, peer)) {
@@ -141,8 +139,7 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ui
 
 // Higher rank: follows the offer; ring 1 is its outbound ring.
 HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
-                  Deadline deadline,
-                  const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
+                  Deadline deadline, const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
     Offer o{};
     std::string err;
     if (!net::recvAll(fd.get(), &o, sizeof o, deadline, &err))

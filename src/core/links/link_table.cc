@@ -16,7 +16,7 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(100);        // a failure 
 // Connection setups one rank runs at once ahead of an all-to-all: enough to hide a
 // network round trip per peer, few enough that 256 ranks of one host (each with as
 // many incoming setups on the listener's handler threads) stay far from the
-// machine's thread and pid limits. The bound is 128.
+// machine's thread and pid limits (the design allows at most 128).
 constexpr size_t kConnectAheadWindow = 32;
 
 // The link tables of this process by (communicator, rank), for in-process pairing.
@@ -86,10 +86,10 @@ transport::Link* LinkTable::existing(uint32_t peer) const {
     return peer < links_.size() ? ready_[peer].load(std::memory_order_acquire) : nullptr;
 }
 
-void LinkTable::connectAhead(const std::vector<uint32_t>& peers, Deadline deadline) {
+void LinkTable::connectAheadToAll(Deadline deadline) {
     std::vector<uint32_t> missing;
-    for (uint32_t p : peers)
-        if (p != identity_.rank && p < peers_.size() && !existing(p) && !inProcessPair(p)) missing.push_back(p);
+    for (uint32_t p = 0; p < peers_.size(); ++p)
+        if (p != identity_.rank && !existing(p) && !inProcessPair(p)) missing.push_back(p);
     if (missing.size() < 2) return;
     std::atomic<size_t> next{0};
     auto worker = [&] {

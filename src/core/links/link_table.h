@@ -51,8 +51,9 @@ public:
 
     transport::Link* get(uint32_t peer, Deadline deadline, HcclResult* code, std::string* why) override;
     transport::Link* existing(uint32_t peer) const override;
-    // At most kConnectAheadWindow setups in flight, each on a thread of its own.
-    void connectAhead(const std::vector<uint32_t>& peers, Deadline deadline) override;
+    // At most kConnectAheadWindow setups in flight, each on a thread of its own; once
+    // every link exists it costs one lock-free look per peer and allocates nothing.
+    void connectAheadToAll(Deadline deadline) override;
     // Calls `fn` on every link built so far (the table's lock held: fn must not block).
     void forEach(const std::function<void(transport::Link&)>& fn) const;
     // Whether this pair is set up without sockets (same process, shared memory).
