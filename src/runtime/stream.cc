@@ -13,9 +13,8 @@ Stream::Stream(int32_t device) : device_(device), worker_([this] { run(); }) {}
 Stream::~Stream() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        stopping_ = true;
+        stopping_.store(true, std::memory_order_release);
     }
-    stopRequested_.store(true, std::memory_order_release);
     workReady_.notify_all();
     worker_.join();
 }

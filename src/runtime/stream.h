@@ -34,7 +34,7 @@ public:
     int synchronize(Deadline deadline);
     int32_t device() const { return device_; }
     // Being destroyed: a task that waits for something outside the stream gives up.
-    bool stopping() const { return stopRequested_.load(std::memory_order_acquire); }
+    bool stopping() const { return stopping_.load(std::memory_order_acquire); }
     // For a task: the result of the task that ran just before it on this stream (the
     // C++ API's completion markers read their op's result this way).
     int lastResult() const { return lastResult_; }
@@ -57,8 +57,7 @@ private:
     std::atomic<uint64_t> wakeAt_{UINT64_MAX};
     int firstError_ = 0;
     int lastResult_ = 0;  // written and read only on the worker thread
-    bool stopping_ = false;
-    std::atomic<bool> stopRequested_{false};
+    std::atomic<bool> stopping_{false};  // set under mutex_, so the worker's wait sees it
     std::thread worker_;
 };
 
