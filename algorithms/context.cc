@@ -69,7 +69,7 @@ ErrorSite Context::site() const {
     return s;
 }
 
-MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
+MsgTag Context::opTag() const {
     MsgTag t;
     t.kind = MsgKind::Collective;
     t.coll = args_.type;
@@ -78,6 +78,11 @@ MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
     t.root = hasRoot(args_.type) ? args_.root : 0;
     t.seq = comm_.seq;
     t.count = isVariable(args_.type) ? 0 : args_.count;
+    return t;
+}
+
+MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
+    MsgTag t = opTag();
     t.index = dir == Transfer::Dir::Send ? sentTo_[peer]++ : receivedFrom_[peer]++;
     return t;
 }
@@ -187,6 +192,12 @@ void Context::traceStep(std::chrono::steady_clock::time_point start) const {
                                  t.dir == Transfer::Dir::Send ? "send to" : "recv from", t.link->peer(), t.bytes);
     comm_.tracer->step(start, std::chrono::steady_clock::now(),
                        fmt::format(R"("op":"{}","seq":{},"transfers":"{}")", collName(args_.type), comm_.seq, transfers));
+}
+
+void Context::traceMeeting(std::chrono::steady_clock::time_point start, const char* what) const {
+    if (comm_.tracer == nullptr) return;
+    comm_.tracer->step(start, std::chrono::steady_clock::now(),
+                       fmt::format(R"("op":"{}","seq":{},"transfers":"{}")", collName(args_.type), comm_.seq, what));
 }
 
 char* Context::scratch(size_t bytes) {

@@ -24,6 +24,7 @@ namespace hostccl {
 class Tracer;
 class SelectorCosts;
 class SymmetricWindows;
+class ProcessBoard;
 
 // The links to the peers, opened when first asked for (core/links/link_table.h).
 class PeerLinks {
@@ -58,6 +59,7 @@ struct CommView {
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
     std::shared_ptr<SelectorCosts> costs;  // the selector's cost model (selector.h)
     const SymmetricWindows* windows = nullptr;  // HcclCommSymWinRegister's (direct/symmetric_windows.h)
+    ProcessBoard* board = nullptr;  // singleProcess: where the direct algorithms meet (direct/process_board.h)
 };
 
 class Context {
@@ -77,6 +79,9 @@ public:
     uint32_t nodes() const { return comm_.nodes; }
     SelectorCosts* costs() const { return comm_.costs.get(); }
     const SymmetricWindows* windows() const { return comm_.windows; }
+    ProcessBoard* board() const { return comm_.board; }
+    Deadline deadline() const { return deadline_; }
+    const CommFailure* failure() const { return failure_; }
     // The bytes the op moves per rank (gathered collectives: the whole result;
     // scattered ones: the whole input), which is what decides between algorithms.
     uint64_t opBytes() const;
@@ -108,6 +113,15 @@ public:
     // names it here, for the trace and the debug log.
     void handOver(const char* algorithm) { handedTo_ = algorithm; }
     const char* handedTo() const { return handedTo_; }
+
+    // What every message of this op carries to name it (message index 0): two ranks
+    // run the same op when their tags agree.
+    transport::MsgTag opTag() const;
+
+    // HOSTCCL_TRACE: a step that is not a set of transfers (`what`: the direct
+    // algorithms' meeting on the process board), from `start` to now.
+    void traceMeeting(std::chrono::steady_clock::time_point start, const char* what) const;
+    bool tracing() const { return comm_.tracer != nullptr; }
 
     // Scratch memory of at least `bytes`, valid until the op ends.
     char* scratch(size_t bytes);

@@ -64,6 +64,10 @@ const Algorithms& all() {
     return *a;
 }
 
+// Over links every pair must be connected (a mesh, affordable up to 64 ranks);
+// threads of one process meet on their board at any size.
+bool directPossible(const Context& ctx) { return ctx.sharedMemoryMesh() || ctx.board() != nullptr; }
+
 // The direct algorithm for the op (ranks sharing one host), if there is one.
 const Algorithm* directFor(CollType t) {
     const Algorithms& a = all();
@@ -108,7 +112,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             if (ctx.args().type == CollType::AllGather) return &a.bruckAllGather;
             return ctx.args().type == CollType::AlltoAll ? &a.bruckAlltoAll : nullptr;
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
-        case AlgoFamily::Direct: return ctx.sharedMemoryMesh() ? directFor(ctx.args().type) : nullptr;
+        case AlgoFamily::Direct: return directPossible(ctx) ? directFor(ctx.args().type) : nullptr;
         case AlgoFamily::RecursiveDoubling: return op == AlgoOp::AllReduce ? &a.recursiveDoubling : nullptr;
         case AlgoFamily::Binomial:
             if (op == AlgoOp::Broadcast) return &a.binomialBroadcast;
@@ -153,7 +157,14 @@ int64_t directMinBytes() {
         env::raw("HOSTCCL_DIRECT_MIN_BYTES") ? env::getInt("HOSTCCL_DIRECT_MIN_BYTES", -1, INT64_MAX) : -2;
     return v;
 }
-bool directUsable(const Context& ctx) { return ctx.sharedMemoryMesh() && directMinBytes() != -1; }
+bool directUsable(const Context& ctx) { return directPossible(ctx) && directMinBytes() != -1; }
+// A pairwise all-to-all links every pair: for threads of one process beyond the
+// mesh size that is n(n-1)/2 in-process links (tens of GB at 1024 ranks), while the
+// direct algorithm on the process board needs none.
+// (Unless HOSTCCL_DIRECT_MIN_BYTES says when to use direct: then it is the user's call.)
+bool pairwiseAffordable(const Context& ctx) {
+    return ctx.sharedMemoryMesh() || ctx.board() == nullptr || directMinBytes() != -2;
+}
 
 // A later candidate must beat the earlier ones by this margin: the model is a few
 // lines per algorithm and cannot see everything (caches, how TCP interleaves two
@@ -180,7 +191,9 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
         case AlgoOp::Reduce:
             return {{&a.binomialReduce, always}, {&a.halvingDoublingReduce, always}, {&a.directReduce, directUsable}};
         case AlgoOp::AlltoAll:
-            return {{&a.pairwiseAlltoAll, always}, {&a.bruckAlltoAll, equalBlocks}, {&a.directAlltoAll, directUsable}};
+            return {{&a.pairwiseAlltoAll, pairwiseAffordable},
+                    {&a.bruckAlltoAll, equalBlocks},
+                    {&a.directAlltoAll, directUsable}};
         default: return {};
     }
 }
@@ -240,7 +253,7 @@ const Algorithm& adaptive(const Context& ctx) {
     const std::vector<Candidate>& cands = candidatesFor(op);
     if (cands.empty()) return soleAlgorithm(ctx.args().type);
     const uint64_t bytes = ctx.opBytes();
-    if (directMinBytes() >= 0 && ctx.sharedMemoryMesh() && bytes >= uint64_t(directMinBytes()))
+    if (directMinBytes() >= 0 && directPossible(ctx) && bytes >= uint64_t(directMinBytes()))
         return *cands.back().algo;  // the direct one closes every list
     const Algorithm* best = nullptr;
     double bestTime = 0;

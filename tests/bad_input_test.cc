@@ -219,6 +219,49 @@ TEST(BadInput, MismatchedOperationsFailInsteadOfHanging) {
     }
 }
 
+// The same, with the direct algorithms forced on threads of one process, which meet
+// on the process board instead of exchanging tagged messages: no rank may touch a
+// buffer sized for another op. Counts 10 and 12: the rank with 12 elements would
+// read and write past the end of its peer's 10; it must fail first (HCCL_E_PARA on
+// both, naming both ops), and the short buffer's guard elements stay untouched.
+TEST(BadInput, MismatchedOperationsOnTheProcessBoardFailWithoutTouchingMemory) {
+    ASSERT_EQ(setenv("HCCL_ALGO", "level1:direct", 1), 0);
+    World w(3);
+    unsetenv("HCCL_ALGO");
+    ASSERT_TRUE(w.ok());
+    constexpr int32_t kGuard = -7;
+    std::vector<std::vector<int32_t>> v(3, std::vector<int32_t>(16, 1));
+    for (int i = 10; i < 16; ++i) v[0][i] = kGuard;  // rank 0's op covers 10 elements
+    auto start = std::chrono::steady_clock::now();
+    auto rcs = w.run([&](uint32_t r) {
+        const uint64_t count = r == 0 ? 10 : 12;
+        HcclAllReduce(v[r].data(), v[r].data(), count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, w.comm(r), w.stream(r));
+        return aclrtSynchronizeStream(w.stream(r));
+    });
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    for (uint32_t r = 0; r < 3; ++r) EXPECT_EQ(rcs[r], HCCL_E_PARA) << "rank " << r;
+    for (int i = 10; i < 16; ++i) EXPECT_EQ(v[0][i], kGuard) << "rank 0's element " << i << " was written";
+}
+
+// Different collectives at once, neither reading the other's buffers (a broadcast's
+// root reads nothing; an allreduce's rank with no block reads nothing): the check of
+// the next rank around still catches the disagreement on some rank, and every rank fails.
+TEST(BadInput, DifferentCollectivesOnTheProcessBoardFailOnEveryRank) {
+    ASSERT_EQ(setenv("HCCL_ALGO", "level1:direct", 1), 0);
+    World w(2);
+    unsetenv("HCCL_ALGO");
+    ASSERT_TRUE(w.ok());
+    std::vector<std::vector<int32_t>> v(2, std::vector<int32_t>(1, 5));
+    auto rcs = w.run([&](uint32_t r) {
+        if (r == 0)
+            HcclBroadcast(v[r].data(), 1, HCCL_DATA_TYPE_INT32, 0, w.comm(r), w.stream(r));
+        else  // one element over two ranks: rank 1 owns no block and reads nothing
+            HcclAllReduce(v[r].data(), v[r].data(), 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, w.comm(r), w.stream(r));
+        return aclrtSynchronizeStream(w.stream(r));
+    });
+    for (uint32_t r = 0; r < 2; ++r) EXPECT_NE(rcs[r], 0) << "rank " << r << " did not notice";
+}
+
 // A rank that never arrives: init gives up after HCCL_CONNECT_TIMEOUT with
 // HCCL_E_TIMEOUT instead of waiting forever.
 TEST(BadInput, InitIsBoundedByTheConnectTimeout) {

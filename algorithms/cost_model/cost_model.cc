@@ -1,12 +1,14 @@
 #include "algorithms/cost_model/cost_model.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace hostccl {
 
 CostModel::CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std::vector<uint32_t> coresOf,
-                     bool tcpOnly)
-    : params_(params), nodeOf_(std::move(nodeOf)), coresOf_(std::move(coresOf)), tcpOnly_(tcpOnly) {
+                     bool tcpOnly, bool inProcess)
+    : params_(params), nodeOf_(std::move(nodeOf)), coresOf_(std::move(coresOf)), tcpOnly_(tcpOnly),
+      inProcess_(inProcess) {
     uint32_t nodes = 0;
     for (uint32_t n : nodeOf_) nodes = std::max(nodes, n + 1);
     ranksOf_.resize(nodes);
@@ -77,6 +79,13 @@ Linear CostModel::allPairsHandshake() const {
     if (params_.handshake > 0 && nodes() == 1 && !tcpOnly_) return Linear{params_.handshake, 0};
     const LinkClass worst = nodes() > 1 || tcpOnly_ ? LinkClass::Tcp : LinkClass::Shm;
     return Linear{params_.of(worst).alpha * (1 + 0.25 * (ranks() - 2)), 0};
+}
+
+// Unmeasured, a barrier of threads is a wake-up per level of a tree of them.
+Linear CostModel::directHandshake() const {
+    if (!inProcess_) return allPairsHandshake();
+    if (params_.boardBarrier > 0) return Linear{params_.boardBarrier, 0};
+    return Linear{params_.of(LinkClass::Shm).alpha * (1 + std::log2(std::max(2u, ranks()))), 0};
 }
 
 }  // namespace hostccl

@@ -32,8 +32,10 @@ public:
     using Partner = std::function<uint32_t(uint32_t rank)>;  // kNone: the rank sits the step out
 
     // `nodeOf`: each rank's host; `coresOf`: each host's cores; `tcpOnly`: links
-    // inside a host are TCP too (HOSTCCL_TRANSPORT=tcp).
-    CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std::vector<uint32_t> coresOf, bool tcpOnly);
+    // inside a host are TCP too (HOSTCCL_TRANSPORT=tcp); `inProcess`: every rank is a
+    // thread of one process (the direct algorithms meet on a board, not over links).
+    CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std::vector<uint32_t> coresOf, bool tcpOnly,
+              bool inProcess = false);
 
     const CostParams& params() const { return params_; }
     uint32_t ranks() const { return static_cast<uint32_t>(nodeOf_.size()); }
@@ -41,6 +43,7 @@ public:
     uint32_t nodeOf(uint32_t r) const { return nodeOf_[r]; }
     const std::vector<uint32_t>& ranksOn(uint32_t node) const { return ranksOf_[node]; }
     LinkClass classOf(uint32_t a, uint32_t b) const;
+    bool inProcess() const { return inProcess_; }
 
     // One step in which every rank r with a partner sends share * n bytes to
     // partner(r) while receiving as much: the slowest pair's alpha, plus the bytes
@@ -55,6 +58,9 @@ public:
     Linear copy(double share) const;
     // Every rank exchanges one small message with every other (a handshake).
     Linear allPairsHandshake() const;
+    // What a direct algorithm's opening (or closing) exchange costs: the all-pairs
+    // handshake, or for threads of one process a barrier on their board.
+    Linear directHandshake() const;
 
 private:
     double cpuShare(const std::vector<uint32_t>& activeOnNode) const;
@@ -64,6 +70,7 @@ private:
     std::vector<std::vector<uint32_t>> ranksOf_;
     std::vector<uint32_t> coresOf_;
     bool tcpOnly_;
+    bool inProcess_;
     double crowding_ = 1;  // ranks per core on the most loaded host, at least 1
 };
 

@@ -39,6 +39,7 @@ std::string CostParams::summary() const {
     out += fmt::format("reduce {:.2f}GB/s ({}), copy {:.2f}GB/s ({})", 1e-9 / gamma, gammaSource, 1e-9 / copyBeta,
                        copySource);
     if (handshake > 0) out += fmt::format(", all-pairs handshake {:.2f}us ({})", handshake * 1e6, handshakeSource);
+    if (boardBarrier > 0) out += fmt::format(", in-process barrier {:.2f}us (probe)", boardBarrier * 1e6);
     if (probeMs > 0) out += fmt::format(", probe {:.1f}ms", probeMs);
     return out;
 }

@@ -26,6 +26,7 @@ struct CostParams {
     double gamma = 0;      // seconds per byte reduced (fp32 sum, one core)
     double copyBeta = 0;   // seconds per byte copied within a host (one core)
     double handshake = 0;  // seconds for every rank of one host to swap a small message with every other (0: from alpha)
+    double boardBarrier = 0;  // seconds for the threads of one process to pass their board's barrier (0: from alpha)
     std::array<const char*, kLinkClasses> linkSource{};  // "probe", "config" or "default"
     const char* gammaSource = "default";
     const char* copySource = "default";

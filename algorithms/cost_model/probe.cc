@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "algorithms/direct/process_board.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
 #include "common/reduce.h"
 
@@ -71,7 +72,16 @@ double timeKernel(size_t bytes, Kernel kernel) {
 // What one rank measured, in integers so that summing over ranks is exact.
 struct Sample {
     enum : size_t { kAlpha, kAlphaBusy, kBeta, kCount, kPerClass };
-    enum : size_t { kGamma = kPerClass * kLinkClasses, kCopy, kKernelCount, kHandshake, kHandshakeCount, kSize };
+    enum : size_t {
+        kGamma = kPerClass * kLinkClasses,
+        kCopy,
+        kKernelCount,
+        kHandshake,
+        kHandshakeCount,
+        kBoard,
+        kBoardCount,
+        kSize
+    };
     std::vector<int64_t> v = std::vector<int64_t>(kSize, 0);
     static int64_t nanos(double s) { return static_cast<int64_t>(s * 1e9); }
     static int64_t femtos(double s) { return static_cast<int64_t>(s * 1e15); }
@@ -137,6 +147,30 @@ HcclResult measureHandshake(const CommView& view, Deadline deadline, CommFailure
     return HCCL_SUCCESS;
 }
 
+// Threads of one process: the direct algorithms' exchanges are barriers on the
+// communicator's board (direct/process_board.h); timed as they run, back to back.
+HcclResult measureBoard(const CommView& view, Deadline deadline, CommFailure* failure, Sample* s) {
+    if (view.board == nullptr) return HCCL_SUCCESS;  // decided the same way on every rank
+    // Hundreds of crowded threads: each barrier is a round of the scheduler over all
+    // of them (about a second of creation at 1024 ranks); the model's estimate stands.
+    if (view.crowded && view.size >= kQuickProbeRanks) return HCCL_SUCCESS;
+    const ProcessBoard::Waiting how{deadline, failure, true, !view.crowded};
+    std::vector<double> t;
+    const int runs = 1 + runsFor(view).small;  // the first finds ranks still arriving from the shifts
+    for (int i = 0; i < runs; ++i) {
+        const auto t0 = Clock::now();
+        uint32_t flagged = 0;
+        std::string why;
+        if (HcclResult rc = view.board->arrive(view.rank, false, how, &flagged, &why); rc != HCCL_SUCCESS)
+            return fail(rc, "cost probe, in-process barrier: {}", why);
+        if (i > 0) t.push_back(seconds(t0, Clock::now()));
+    }
+    std::nth_element(t.begin(), t.begin() + t.size() / 4, t.end());
+    s->v[Sample::kBoard] = Sample::nanos(t[t.size() / 4]);
+    s->v[Sample::kBoardCount] = 1;
+    return HCCL_SUCCESS;
+}
+
 void measureKernels(Sample* s) {
     const size_t count = kLargeBytes / sizeof(float);
     std::vector<float> a(count, 1.0f), b(count, 2.0f), c(count);
@@ -171,6 +205,7 @@ void apply(const Sample& total, CostParams* p) {
         p->handshake = total.v[Sample::kHandshake] * 1e-9 / h;
         p->handshakeSource = "probe";
     }
+    if (const int64_t b = total.v[Sample::kBoardCount]; b > 0) p->boardBarrier = total.v[Sample::kBoard] * 1e-9 / b;
     const int64_t k = total.v[Sample::kKernelCount];
     if (k == 0) return;
     if (std::strcmp(p->gammaSource, "config") != 0) {
@@ -193,6 +228,7 @@ HcclResult probeCosts(const CommView& comm, Deadline deadline, CommFailure* fail
     Sample s;
     HOSTCCL_CHECK(measureLinks(view, deadline, failure, &s, &start));
     HOSTCCL_CHECK(measureHandshake(view, deadline, failure, &s));
+    HOSTCCL_CHECK(measureBoard(view, deadline, failure, &s));
     measureKernels(&s);
     HOSTCCL_CHECK(sumOverRanks(view, deadline, failure, &s));
     apply(s, params);

@@ -207,10 +207,11 @@ HcclResult DirectReduce::run(Context& ctx) const {
 
 // Costs: the opening and closing handshakes, the windows' setup (describing the
 // buffers, finding the mappings; on 2 ranks it measured about four message
-// start-ups), then one pass over memory.
+// start-ups; threads of one process describe nothing), then one pass over memory.
 namespace {
 Linear handshakes(const CostModel& model) {
-    return 2.0 * model.allPairsHandshake() + Linear{4 * model.params().of(LinkClass::Shm).alpha, 0};
+    const Linear setup{model.inProcess() ? 0 : 4 * model.params().of(LinkClass::Shm).alpha, 0};
+    return 2.0 * model.directHandshake() + setup;
 }
 double others(const CostModel& model) { return double(model.ranks() - 1) / model.ranks(); }
 }  // namespace

@@ -1,7 +1,9 @@
 #include "algorithms/direct/peer_windows.h"
 
+#include <chrono>
 #include <cstring>
 
+#include "common/datatype.h"
 #include "common/stream_copy.h"
 
 namespace hostccl {
@@ -29,16 +31,19 @@ const SymmetricWindow* PeerWindows::commonWindow(const Context& ctx, const std::
     return common != nullptr && common->shareable ? common : nullptr;
 }
 
-HcclResult PeerWindows::open(Context& ctx, size_t regionsPerPeer, bool canJoin, const Describe& describe) {
+HcclResult PeerWindows::open(Context& ctx, size_t regionsPerPeer, bool canJoin, Describe describe) {
+    regionsPerPeer_ = regionsPerPeer;
+    rank_ = ctx.rank();
+    describe_ = std::move(describe);
+    if (ctx.board() != nullptr) return openOnBoard(ctx, canJoin);
     const uint32_t n = ctx.size();
     const size_t msg = messageBytes(regionsPerPeer);
-    regionsPerPeer_ = regionsPerPeer;
     windows_ = ctx.windows();
     sent_.assign(msg * n, 0);
     received_.assign(msg * n, 0);
     std::vector<Range> ranges(regionsPerPeer * n, Range{nullptr, 0});
     for (uint32_t p = 0; p < n; ++p)
-        if (p != ctx.rank()) describe(p, ranges.data() + p * regionsPerPeer);
+        if (p != ctx.rank()) describe_(p, ranges.data() + p * regionsPerPeer);
     // Inside one registered window: offsets into it, nothing to look up.
     const SymmetricWindow* window = commonWindow(ctx, ranges);
     if (window != nullptr && log::logger().should_log(spdlog::level::debug))
@@ -98,6 +103,10 @@ SharedRegion PeerWindows::received(uint32_t peer, size_t i) const {
 }
 
 char* PeerWindows::region(Context& ctx, uint32_t peer, size_t i) {
+    if (board_ != nullptr) {
+        const Range r = fromBoard(peer, i);
+        return r.bytes == 0 ? nullptr : const_cast<char*>(static_cast<const char*>(r.p));
+    }
     SharedRegion r = received(peer, i);
     if (r.bytes == 0) return nullptr;
     if (r.address == 0) {
@@ -110,12 +119,15 @@ char* PeerWindows::region(Context& ctx, uint32_t peer, size_t i) {
     return p;
 }
 
-void PeerWindows::fail(std::string why) {
-    if (failure_.empty()) failure_ = std::move(why);
+void PeerWindows::fail(std::string why, HcclResult code) {
+    if (!failure_.empty()) return;
+    failure_ = std::move(why);
+    failureCode_ = code;
 }
 
 HcclResult PeerWindows::close(Context& ctx) {
     streamCopyFence();  // every streamed store lands before a peer hears "done"
+    if (board_ != nullptr) return closeOnBoard(ctx);
     const uint32_t n = ctx.size();
     const char failed = failure_.empty() ? 0 : 1;
     std::vector<char> status(n, 0);
@@ -125,10 +137,83 @@ HcclResult PeerWindows::close(Context& ctx) {
         ctx.recv(p, &status[p], 1);
     }
     HOSTCCL_CHECK(ctx.waitAll());
-    if (!failure_.empty()) return hostccl::fail(HCCL_E_INTERNAL, ctx.site(), "direct algorithm: {}", failure_);
+    if (!failure_.empty()) return hostccl::fail(failureCode_, ctx.site(), "direct algorithm: {}", failure_);
     for (uint32_t p = 0; p < n; ++p)
         if (status[p] != 0)
             return hostccl::fail(HCCL_E_INTERNAL, ctx.site(), "direct algorithm: rank {} failed (see its log)", p);
+    return HCCL_SUCCESS;
+}
+
+// The board's barrier stands for the exchange of descriptions: a rank that cannot
+// join raises its flag, and every rank sees the same count.
+HcclResult PeerWindows::openOnBoard(Context& ctx, bool canJoin) {
+    board_ = ctx.board();
+    published_ = Published{ctx.opTag(), regionsPerPeer_, &describe_};
+    board_->publish(rank_, &published_);
+    uint32_t refused = 0;
+    std::string why;
+    const ProcessBoard::Waiting how{ctx.deadline(), ctx.failure(), true, !ctx.crowded()};
+    const auto start = ctx.tracing() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const HcclResult rc = board_->arrive(rank_, !canJoin, how, &refused, &why);
+    ctx.traceMeeting(start, "every rank's buffers published on the process board");
+    if (rc != HCCL_SUCCESS) return hostccl::fail(rc, ctx.site(), "direct algorithm, meeting the other ranks: {}", why);
+    usable_ = refused == 0;
+    if (usable_) sameOpAs((rank_ + 1) % ctx.size());
+    return HCCL_SUCCESS;
+}
+
+// A peer's describe function, called on this thread: it reads only that peer's
+// arguments, which stay put until the peer has passed close().
+PeerWindows::Range PeerWindows::fromBoard(uint32_t peer, size_t i) {
+    constexpr size_t kMaxRegions = 4;  // more than any direct algorithm offers
+    Range ranges[kMaxRegions] = {};
+    if (!sameOpAs(peer) || regionsPerPeer_ > kMaxRegions || i >= regionsPerPeer_) return Range{nullptr, 0};
+    (*static_cast<const Published*>(board_->entry(peer))->describe)(rank_, ranges);
+    return ranges[i];
+}
+
+namespace {
+std::string describeOp(const transport::MsgTag& t) {
+    std::string what = fmt::format("{} seq {} (count {}, {}", collName(t.coll), t.seq, t.count,
+                                   dtypeName(static_cast<HcclDataType>(t.dtype)));
+    if (isReduction(t.coll)) what += fmt::format(", {}", reduceOpName(static_cast<HcclReduceOp>(t.redop)));
+    if (hasRoot(t.coll)) what += fmt::format(", root {}", t.root);
+    return what + ")";
+}
+}  // namespace
+
+bool PeerWindows::sameOpAs(uint32_t peer) {
+    const Published& theirs = *static_cast<const Published*>(board_->entry(peer));
+    const transport::MsgTag &a = theirs.tag, &b = published_.tag;
+    if (a.kind == b.kind && a.coll == b.coll && a.dtype == b.dtype && a.redop == b.redop && a.root == b.root &&
+        a.seq == b.seq && a.count == b.count && theirs.regions == regionsPerPeer_)
+        return true;
+    fail(fmt::format("operation mismatch: rank {} runs {} but rank {} runs {}", rank_, describeOp(b), peer,
+                     describeOp(a)),
+         HCCL_E_PARA);
+    return false;
+}
+
+// Every rank waits here until none reads another's buffers any more, whatever the
+// deadline: a rank past open() only copies (bounded work) before it arrives, and
+// one leaving early would let its caller free buffers a peer is still reading.
+HcclResult PeerWindows::closeOnBoard(Context& ctx) {
+    uint32_t failed = 0;
+    std::string why;
+    const ProcessBoard::Waiting how{ctx.deadline(), ctx.failure(), false, !ctx.crowded()};
+    if (!failure_.empty()) board_->report(published_.tag.seq, failureCode_, failure_);
+    const auto start = ctx.tracing() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const HcclResult rc = board_->arrive(rank_, !failure_.empty(), how, &failed, &why);
+    ctx.traceMeeting(start, "every rank done with the others' buffers (process board)");
+    if (rc != HCCL_SUCCESS) return hostccl::fail(rc, ctx.site(), "direct algorithm, leaving: {}", why);
+    if (!failure_.empty()) return hostccl::fail(failureCode_, ctx.site(), "direct algorithm: {}", failure_);
+    HcclResult code = HCCL_E_INTERNAL;
+    if (failed > 0 && board_->reported(published_.tag.seq, &code, &why))
+        return hostccl::fail(code, ctx.site(), "direct algorithm: {} of {} ranks failed, the first with: {}", failed,
+                             ctx.size(), why);
+    if (failed > 0)
+        return hostccl::fail(HCCL_E_INTERNAL, ctx.site(), "direct algorithm: {} of {} ranks failed (see their logs)",
+                             failed, ctx.size());
     return HCCL_SUCCESS;
 }
 

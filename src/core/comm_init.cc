@@ -61,10 +61,20 @@ HcclResult gatherAndCreate(const net::Endpoint& server, const Secret& secret, ui
     site.rank = rank;
     site.op = "init";
     PeerInfo self;
-    HOSTCCL_CHECK(net::loadWhitelist());  // before the peer listener admits anyone
-    HOSTCCL_CHECK(selfInfo(rank, std::move(hostId), &self, site));
+    // Before the peer listener admits anyone. A rank that cannot take part says so
+    // to the rendezvous, so the others fail now with its reason, not at the timeout.
+    HcclResult rc = net::loadWhitelist();
+    if (rc == HCCL_SUCCESS) rc = selfInfo(rank, std::move(hostId), &self, site);
+    if (rc != HCCL_SUCCESS) {
+        bootstrap::reportJoinFailure(server, secret, id, nRanks, rank, rc, lastFailureReason());
+        return rc;
+    }
     std::vector<PeerInfo> table;
-    HOSTCCL_CHECK(bootstrap::joinRendezvous(server, secret, id, nRanks, self, &table, connectDeadline(), site));
+    if (HcclResult joined = bootstrap::joinRendezvous(server, secret, id, nRanks, self, &table, connectDeadline(), site);
+        joined != HCCL_SUCCESS) {
+        bootstrap::awaitRendezvousFailureSpread(id, connectDeadline());
+        return joined;
+    }
     CommIdentity identity{id, secret, rank, nRanks};
     return Communicator::create(identity, std::move(table), self.device, std::move(options), out);
 }

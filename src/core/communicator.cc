@@ -280,13 +280,18 @@ void Communicator::buildView() {
     // mesh of links, which on-demand connections exist to avoid (HOSTCCL_CONNECT_ALL=1
     // has paid for it already).
     const bool meshAffordable = size() <= kDirectMaxRanks || env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1;
-    view_.sharedMemoryMesh = size() > 1 && meshAffordable;
-    view_.singleProcess = true;
+    bool everyPeerShares = true, everyPeerHere = true;
     for (uint32_t r = 0; r < size(); ++r) {
         if (r == rank()) continue;
-        view_.sharedMemoryMesh = view_.sharedMemoryMesh && sharesMemoryWith(peers_[rank()], peers_[r]);
-        view_.singleProcess = view_.singleProcess && view_.sharedMemoryMesh && peers_[r].pid == peers_[rank()].pid;
+        everyPeerShares = everyPeerShares && sharesMemoryWith(peers_[rank()], peers_[r]);
+        everyPeerHere = everyPeerHere && sameProcess(peers_[rank()], peers_[r]);
     }
+    view_.sharedMemoryMesh = size() > 1 && meshAffordable && everyPeerShares;
+    view_.singleProcess = everyPeerShares && everyPeerHere;
+    // Threads of one process meet on a board for the direct algorithms, which then
+    // need no links at any size.
+    if (view_.singleProcess && size() > 1) board_ = ProcessBoard::join(id(), size());
+    view_.board = board_.get();
     tracer_ = Tracer::fromEnv(name(), rank(), peers_[rank()].hostId);
     view_.tracer = tracer_.get();
 }
@@ -300,7 +305,8 @@ HcclResult Communicator::buildCostModel() {
         HOSTCCL_CHECK(probeCosts(view_, connectDeadline(), &failure_, &params));
     std::vector<uint32_t> cores(view_.nodes, 1);
     for (uint32_t r = 0; r < size(); ++r) cores[view_.nodeOf[r]] = std::max<uint32_t>(1, peers_[r].hostCores);
-    view_.costs = prepareSelector(CostModel(params, view_.nodeOf, cores, env::getString("HOSTCCL_TRANSPORT") == "tcp"));
+    view_.costs = prepareSelector(
+        CostModel(params, view_.nodeOf, cores, env::getString("HOSTCCL_TRANSPORT") == "tcp", view_.board != nullptr));
     log::info("{}: cost model {}", describe(site("init")), params.summary());
     return HCCL_SUCCESS;
 }

@@ -15,6 +15,7 @@
 
 #include "algorithms/coll_args.h"
 #include "algorithms/context.h"
+#include "algorithms/direct/process_board.h"
 #include "common/comm_failure.h"
 #include "common/deadline.h"
 #include "common/error.h"
@@ -107,6 +108,7 @@ private:
     const int32_t device_;
     CommOptions options_;
     std::unique_ptr<LinkTable> links_;
+    std::shared_ptr<ProcessBoard> board_;  // every rank a thread of this process: the direct algorithms' meeting place
     std::vector<char> scratch_;
     CommMemory memory_;  // before view_, which points at its windows
     CommView view_;  // guarded by execMutex_

@@ -64,10 +64,16 @@ HcclComm join(const std::string& file, uint32_t rank, uint32_t n) {
 }
 
 // "create": the victim cannot set up its links (it insists on RDMA, which this
-// machine lacks), so its creation fails after the rendezvous; every rank records how
+// machine lacks), so its creation fails after the rendezvous. "join": the victim
+// cannot even register (its whitelist file does not exist). Every rank records how
 // its own creation ended and when.
-int runCreationFailure(const std::string& file, uint32_t rank, uint32_t n, uint32_t victim, const std::string& out) {
-    if (rank == victim) setenv("HOSTCCL_TRANSPORT", "rdma", 1);
+int runCreationFailure(const std::string& how, const std::string& file, uint32_t rank, uint32_t n, uint32_t victim,
+                       const std::string& out) {
+    if (rank == victim && how == "create") setenv("HOSTCCL_TRANSPORT", "rdma", 1);
+    if (rank == victim && how == "join") {
+        setenv("HCCL_WHITELIST_DISABLE", "0", 1);
+        setenv("HCCL_WHITELIST_FILE", (out + "/no-such-whitelist").c_str(), 1);
+    }
     HcclComm comm = nullptr;
     const HcclResult rc = tryJoin(file, rank, n, &comm);
     const int64_t endedAt = wallNs();
@@ -140,7 +146,7 @@ int main(int argc, char** argv) {
     const uint32_t rank = uint32_t(std::stoul(argv[2])), n = uint32_t(std::stoul(argv[3]));
     const uint32_t victim = uint32_t(std::stoul(argv[5]));
     if (!std::freopen((out + "/rank" + std::to_string(rank) + ".log").c_str(), "w", stderr)) die("log file");
-    if (scenario == "create") return runCreationFailure(file, rank, n, victim, out);
+    if (scenario == "create" || scenario == "join") return runCreationFailure(scenario, file, rank, n, victim, out);
     HcclComm comm = join(file, rank, n);
     aclrtStream stream = nullptr;
     aclrtCreateStream(&stream);

@@ -136,19 +136,28 @@ TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
 INSTANTIATE_TEST_SUITE_P(AtScale, PeerFailure, ::testing::Values(Case{"kill", "", 256, 101}),
                          [](const ::testing::TestParamInfo<Case>& i) { return name(i.param); });
 #else
-// A rank whose creation fails after the rendezvous (it cannot set up its links) ends
-// every rank's creation within 2 s, naming itself, instead of leaving the others to
-// wait for HCCL_CONNECT_TIMEOUT (60 s here).
-TEST(CreationFailure, OneRanksFailureEndsEveryRanksCreationPromptly) {
+// A rank whose creation fails ends every rank's creation within 2 s, naming itself,
+// instead of leaving the others to wait for HCCL_CONNECT_TIMEOUT (60 s here).
+// "create": it fails after the rendezvous (it cannot set up its links: it sends a
+// failure notice); "join": before it can register (its whitelist cannot be read: it
+// reports to the rendezvous, which tells every rank).
+struct CreationCase {
+    const char* how;
+    const char* named;  // how the others' logs name the victim
+};
+class CreationFailure : public ::testing::TestWithParam<CreationCase> {};
+
+TEST_P(CreationFailure, OneRanksFailureEndsEveryRanksCreationPromptly) {
     constexpr uint32_t kRanks = 8, kVictim = 5;
-    const std::string dir = tempPath("fault-create");
+    const std::string how = GetParam().how;
+    const std::string dir = tempPath("fault-" + how);
     ::mkdir(dir.c_str(), 0700);
     const std::string root = dir + "/root";
     std::remove(root.c_str());
     std::vector<std::vector<std::string>> argvs;
     for (uint32_t r = 0; r < kRanks; ++r)
         argvs.push_back({"/usr/bin/env", "HCCL_CONNECT_TIMEOUT=60", HOSTCCL_FAULT_WORKER, root, std::to_string(r),
-                         std::to_string(kRanks), "create", std::to_string(kVictim), dir});
+                         std::to_string(kRanks), how, std::to_string(kVictim), dir});
     const auto start = std::chrono::steady_clock::now();
     auto results = runProcesses(argvs, 120);
     const double tookS = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -168,13 +177,17 @@ TEST(CreationFailure, OneRanksFailureEndsEveryRanksCreationPromptly) {
         const double afterVictimMs = (res["ended_at_ns"] - victim["ended_at_ns"]) / 1e6;
         EXPECT_LT(afterVictimMs, 2000.0);
         if (r != kVictim) {
-            EXPECT_NE(log.find("rank " + std::to_string(kVictim) + " (host "), std::string::npos)
+            EXPECT_NE(log.find("rank " + std::to_string(kVictim) + GetParam().named), std::string::npos)
                 << "the log must name the rank that could not create:\n" << log;
         }
         std::printf("rank %u: creation failed with code %.0f, %.0f ms after the victim's\n", r, res["code"],
                     afterVictimMs);
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Ways, CreationFailure,
+                         ::testing::Values(CreationCase{"create", " (host "}, CreationCase{"join", " (from "}),
+                         [](const ::testing::TestParamInfo<CreationCase>& i) { return std::string(i.param.how); });
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, PeerFailure,
                          ::testing::Values(Case{"kill", ""}, Case{"kill", "tcp"}, Case{"exit", ""}, Case{"stop", ""},

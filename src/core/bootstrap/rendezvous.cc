@@ -6,7 +6,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -45,7 +47,7 @@ public:
     void serve() {
         int64_t timeoutSec = env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200) + 20;
         Deadline deadline = Deadline::afterSeconds(timeoutSec);
-        while (!complete() && !deadline.expired()) {
+        while (!settled() && !deadline.expired()) {
             pollfd fds[2] = {{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}};
             if (::poll(fds, 2, deadline.remainingMs(1000)) <= 0 || !(fds[0].revents & POLLIN)) continue;
             int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
@@ -54,7 +56,9 @@ public:
         // Handshakes still running belong to strangers (every rank is in) or are
         // moot (timed out); they end on their own and keep this object alive.
         std::lock_guard<std::mutex> lock(mutex_);
-        if (nRanks_ != 0 && joined_ == nRanks_) {
+        if (failed_) {
+            // every rank was told when it registered or when the failure came
+        } else if (nRanks_ != 0 && joined_ == nRanks_) {
             broadcastTable();
         } else {
             std::string why = fmt::format("rendezvous timed out after {} s with {} of {} ranks", timeoutSec, joined_,
@@ -65,12 +69,22 @@ public:
         }
     }
 
+    // After a rank reported that it cannot join: waits (bounded) until every rank
+    // has been told, so the process hosting this server does not end it first.
+    void awaitFailureSpread(Deadline deadline) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (failed_ && told_ < nRanks_ && !deadline.expired())
+            toldMore_.wait_until(lock, std::min(deadline.at(), Deadline::after(std::chrono::milliseconds(100)).at()));
+    }
+
 private:
     static constexpr int kMaxConcurrentHandshakes = 256;
 
-    bool complete() {
+    // Every rank is in, or, after a rank reported that it cannot join, every rank
+    // has been told so.
+    bool settled() {
         std::lock_guard<std::mutex> lock(mutex_);
-        return nRanks_ != 0 && joined_ == nRanks_;
+        return nRanks_ != 0 && (failed_ ? told_ >= nRanks_ : joined_ == nRanks_);
     }
 
     void startHandshake(net::Fd fd) {
@@ -102,14 +116,20 @@ private:
         net::Hello hello{};
         WireEntry entry{};
         if (!net::readHello(fd.get(), &hello, step, &err) ||
-            hello.purpose != static_cast<uint16_t>(net::Purpose::Rendezvous) || hello.commId != spec_.id ||
-            !net::serverHandshake(fd.get(), spec_.secret, hello, step, &err) ||
-            !net::recvAll(fd.get(), &entry, sizeof entry, step, &err)) {
-            log::warn("rendezvous: dropped a connection from {}: {}", net::peerIp(fd.get()),
-                      err.empty() ? "wrong communicator or purpose" : err);
+            (hello.purpose != static_cast<uint16_t>(net::Purpose::Rendezvous) &&
+             hello.purpose != static_cast<uint16_t>(net::Purpose::JoinFailure)) ||
+            hello.commId != spec_.id || !net::serverHandshake(fd.get(), spec_.secret, hello, step, &err))
+            return drop(fd, err);
+        if (hello.purpose == static_cast<uint16_t>(net::Purpose::JoinFailure)) return takeFailure(fd, hello.fromRank);
+        if (!net::recvAll(fd.get(), &entry, sizeof entry, step, &err)) return drop(fd, err);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (failed_) {  // the rendezvous cannot complete: this rank hears why at once
+            sendStatus(fd.get(), failure_);
+            ++told_;
+            toldMore_.notify_all();
+            wake();
             return;
         }
-        std::lock_guard<std::mutex> lock(mutex_);
         std::string problem;
         if (checkEntry(entry, &problem)) problem = validate(entry);
         if (!problem.empty()) {
@@ -124,10 +144,50 @@ private:
         }
         entries_[entry.rank] = entry;
         conns_[entry.rank] = std::move(fd);
-        if (++joined_ == nRanks_) {
-            uint64_t one = 1;  // wake the accept loop: the table is complete
-            (void)!::write(wake_.get(), &one, sizeof one);
+        if (++joined_ == nRanks_) wake();  // the table is complete
+    }
+
+    void wake() {
+        uint64_t one = 1;
+        (void)!::write(wake_.get(), &one, sizeof one);
+    }
+
+    // A rank that cannot join says why: every rank registered is told now, every
+    // rank that registers later when it does.
+    void takeFailure(const net::Fd& fd, uint32_t rank) {
+        WireJoinFailure report{};
+        std::string err;
+        if (!net::recvAll(fd.get(), &report, sizeof report, Deadline::after(kStepTimeout), &err)) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (nRanks_ == 0 && report.nRanks > 0 && report.nRanks <= kMaxRanks) {
+            nRanks_ = report.nRanks;
+            entries_.resize(nRanks_);
+            conns_.resize(nRanks_);
         }
+        if (rank >= nRanks_ || report.nRanks != nRanks_) {
+            log::warn("rendezvous: ignored a failure report naming rank {} of {}", rank, report.nRanks);
+            return;
+        }
+        ++told_;  // the reporting rank knows
+        if (failed_) return;
+        failed_ = true;
+        const std::string why =
+            fmt::format("rank {} (from {}) could not join: {}", rank, net::peerIp(fd.get()), statusReason(report.status));
+        log::error("rendezvous: {}", why);
+        failure_ = status(statusCode(report.status), why);
+        for (auto& c : conns_) {
+            if (!c.valid()) continue;
+            sendStatus(c.get(), failure_);
+            c = net::Fd();
+            ++told_;
+        }
+        toldMore_.notify_all();
+        wake();
+    }
+
+    static void drop(const net::Fd& fd, const std::string& err) {
+        log::warn("rendezvous: dropped a connection from {}: {}", net::peerIp(fd.get()),
+                  err.empty() ? "wrong communicator or purpose" : err);
     }
 
     // What one entry cannot know: agreement with the entries before it.
@@ -165,9 +225,23 @@ private:
     int active_ = 0;
     uint32_t nRanks_ = 0;
     uint32_t joined_ = 0;
+    bool failed_ = false;  // a rank reported that it cannot join
+    WireStatus failure_{};
+    uint32_t told_ = 0;  // ranks that know the rendezvous failed
+    std::condition_variable toldMore_;
     std::vector<WireEntry> entries_;
     std::vector<net::Fd> conns_;
 };
+
+// The servers this process hosts, by rendezvous id (while they serve).
+struct ServerDirectory {
+    std::mutex mutex;
+    std::map<uint64_t, std::weak_ptr<Server>> servers;
+};
+ServerDirectory& serverDirectory() {
+    static ServerDirectory* d = new ServerDirectory;  // servers may outlive static destruction
+    return *d;
+}
 
 }  // namespace
 
@@ -176,8 +250,26 @@ bool startRendezvousServer(const RendezvousSpec& spec, uint16_t* boundPort, std:
     if (!listener.valid()) return false;
     *boundPort = net::boundPort(listener.get());
     auto server = std::make_shared<Server>(spec, std::move(listener));
+    {
+        ServerDirectory& d = serverDirectory();
+        std::lock_guard<std::mutex> lock(d.mutex);
+        for (auto it = d.servers.begin(); it != d.servers.end();)
+            it = it->second.expired() ? d.servers.erase(it) : std::next(it);
+        d.servers[spec.id] = server;
+    }
     std::thread([server] { server->serve(); }).detach();
     return true;
+}
+
+void awaitRendezvousFailureSpread(uint64_t id, Deadline deadline) {
+    std::shared_ptr<Server> server;
+    {
+        ServerDirectory& d = serverDirectory();
+        std::lock_guard<std::mutex> lock(d.mutex);
+        auto it = d.servers.find(id);
+        if (it != d.servers.end()) server = it->second.lock();
+    }
+    if (server) server->awaitFailureSpread(deadline);
 }
 
 namespace {
@@ -282,6 +374,18 @@ HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uin
     }
     forwardTable(id, secret, self.rank, std::move(wire));
     return HCCL_SUCCESS;
+}
+
+void reportJoinFailure(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks, uint32_t rank,
+                       HcclResult code, const std::string& why) {
+    constexpr auto kReportBound = std::chrono::seconds(5);
+    const Deadline deadline = Deadline::after(kReportBound);
+    std::string err;
+    const net::Hello hello = net::makeHello(net::Purpose::JoinFailure, id, rank, net::kAnyRank);
+    net::Fd fd = net::dialProven(server, secret, hello, deadline, &err);
+    WireJoinFailure report{status(code, why), nRanks, 0};
+    if (!fd.valid() || !net::sendAll(fd.get(), &report, sizeof report, deadline, &err))
+        log::warn("could not tell the rendezvous at {} that rank {} cannot join: {}", server.str(), rank, err);
 }
 
 }  // namespace hostccl::bootstrap

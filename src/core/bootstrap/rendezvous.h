@@ -6,7 +6,8 @@
 // it to its children at once (log8 n hops, no rank sends more than 7 log8 n copies;
 // each copy proven by a MAC under the job secret). Init
 // failure is collective: when the rendezvous cannot complete, every registered rank
-// is told why.
+// is told why, and so is every rank that registers later; a rank that fails before
+// registering reports its failure to the server, which ends the rendezvous at once.
 #pragma once
 
 #include <cstdint>
@@ -37,5 +38,16 @@ bool startRendezvousServer(const RendezvousSpec& spec, uint16_t* boundPort, std:
 // so it is likely to reach the peers).
 HcclResult joinRendezvous(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks,
                           PeerInfo self, std::vector<PeerInfo>* table, Deadline deadline, const ErrorSite& site);
+
+// When this process hosts rendezvous `id` and a rank reported that it cannot join:
+// waits until the server has told every rank (bounded by `deadline`), so a caller
+// that ends its process on the failure does not take the answer away from them.
+void awaitRendezvousFailureSpread(uint64_t id, Deadline deadline);
+
+// For a rank that fails before it can register (no listener, a bad whitelist): tells
+// the server why, which fails the rendezvous for every rank at once with that cause
+// instead of leaving them to wait for HCCL_CONNECT_TIMEOUT. Best effort, a few seconds.
+void reportJoinFailure(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks, uint32_t rank,
+                       HcclResult code, const std::string& why);
 
 }  // namespace hostccl::bootstrap

@@ -33,6 +33,13 @@ struct WireStatus {
     char reason[124];
 };
 
+// Sent instead of an entry by a rank that cannot join (Purpose::JoinFailure).
+struct WireJoinFailure {
+    WireStatus status;
+    uint32_t nRanks;
+    uint32_t reserved;
+};
+
 // After an OK status: where the rank gets the table. The server sends it to rank 0
 // only; every other rank gets it from its parent in an 8-nomial tree over the ranks,
 // which connects to it (Purpose::Table), so no rank sends more than 7 log8(n) tables.

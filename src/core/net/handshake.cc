@@ -44,7 +44,7 @@ bool checkHello(const Hello& h, std::string* err) {
         *err = "not a hostccl peer (bad magic or version)";
         return false;
     }
-    if (h.purpose < uint16_t(Purpose::Rendezvous) || h.purpose > uint16_t(Purpose::Table)) {
+    if (h.purpose < uint16_t(Purpose::Rendezvous) || h.purpose > uint16_t(Purpose::JoinFailure)) {
         *err = "unknown connection purpose " + std::to_string(h.purpose);
         return false;
     }

@@ -15,7 +15,9 @@ namespace hostccl::net {
 
 // Notice: a one-shot connection carrying one failure notice of the logarithmic broadcast.
 // Table: the bootstrap table passed down the tree from a rank to its children.
-enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2, Health = 3, Notice = 4, Table = 5 };
+// JoinFailure: a rank that cannot take part tells the rendezvous why, instead of
+// registering, so the others stop waiting at once.
+enum class Purpose : uint16_t { Rendezvous = 1, PeerLink = 2, Health = 3, Notice = 4, Table = 5, JoinFailure = 6 };
 
 constexpr uint32_t kAnyRank = 0xffffffffu;
 
