@@ -81,7 +81,7 @@ public:
     const SymmetricWindows* windows() const { return comm_.windows; }
     ProcessBoard* board() const { return comm_.board; }
     Deadline deadline() const { return deadline_; }
-    const CommFailure* failure() const { return failure_; }
+    CommFailure* failure() const { return failure_; }
     // The bytes the op moves per rank (gathered collectives: the whole result;
     // scattered ones: the whole input), which is what decides between algorithms.
     uint64_t opBytes() const;

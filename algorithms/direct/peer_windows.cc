@@ -206,11 +206,14 @@ HcclResult PeerWindows::closeOnBoard(Context& ctx) {
     const HcclResult rc = board_->arrive(rank_, !failure_.empty(), how, &failed, &why);
     ctx.traceMeeting(start, "every rank done with the others' buffers (process board)");
     if (rc != HCCL_SUCCESS) return hostccl::fail(rc, ctx.site(), "direct algorithm, leaving: {}", why);
-    if (!failure_.empty()) return hostccl::fail(failureCode_, ctx.site(), "direct algorithm: {}", failure_);
-    HcclResult code = HCCL_E_INTERNAL;
-    if (failed > 0 && board_->reported(published_.tag.seq, &code, &why))
-        return hostccl::fail(code, ctx.site(), "direct algorithm: {} of {} ranks failed, the first with: {}", failed,
-                             ctx.size(), why);
+    // The cause becomes the communicator's failure, as a link's error would.
+    HcclResult code = failureCode_;
+    if (failure_.empty() && failed > 0 && board_->reported(published_.tag.seq, &code, &why))
+        failure_ = fmt::format("{} of {} ranks failed, the first with: {}", failed, ctx.size(), why);
+    if (!failure_.empty()) {
+        ctx.failure()->raise(code, -1, "direct algorithm: " + failure_);
+        return hostccl::fail(code, ctx.site(), "direct algorithm: {}", failure_);
+    }
     if (failed > 0)
         return hostccl::fail(HCCL_E_INTERNAL, ctx.site(), "direct algorithm: {} of {} ranks failed (see their logs)",
                              failed, ctx.size());
