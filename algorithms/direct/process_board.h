@@ -80,7 +80,7 @@ private:
     std::unique_ptr<std::atomic<uint64_t>[]> arrivedAt_;  // per rank: the barrier it last arrived at (1-based)
 
     std::atomic<bool> broken_{false};
-    std::mutex brokenMutex_;  // the first reason, written once
+    std::mutex brokenMutex_;  // the first breaking reason (written once) and the op failure report below
     HcclResult brokenCode_ = HCCL_SUCCESS;
     std::string brokenWhy_;
     uint64_t reportSeq_ = 0;  // under brokenMutex_ too
