@@ -25,16 +25,4 @@ struct CollArgs {
     uint64_t flightId = 0;  // the op's entry in the communicator's flight recorder (0: none)
 };
 
-inline bool isReduction(CollType t) {
-    return t == CollType::AllReduce || t == CollType::Reduce || t == CollType::ReduceScatter ||
-           t == CollType::ReduceScatterV;
-}
-inline bool hasRoot(CollType t) {
-    return t == CollType::Broadcast || t == CollType::Reduce || t == CollType::Scatter;
-}
-inline bool isVariable(CollType t) {
-    return t == CollType::AllGatherV || t == CollType::ReduceScatterV || t == CollType::AlltoAllV ||
-           t == CollType::AlltoAllVC;
-}
-
 }  // namespace hostccl

@@ -81,6 +81,14 @@ MsgTag Context::opTag() const {
     return t;
 }
 
+std::string Context::strayMessage() const {
+    uint32_t peer = 0;
+    transport::WireHeader h{};
+    if (comm_.links == nullptr || !comm_.links->unclaimedBefore(comm_.seq, &peer, &h)) return "";
+    return fmt::format("rank {} sent {}, which no op of this rank received", peer,
+                       transport::describeTag(transport::tagOf(h), h.bytes));
+}
+
 MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
     MsgTag t = opTag();
     t.index = dir == Transfer::Dir::Send ? sentTo_[peer]++ : receivedFrom_[peer]++;

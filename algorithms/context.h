@@ -39,6 +39,12 @@ public:
     // at a time rather than one after another as the posts come. Best effort: a peer
     // that cannot be had is left for the post, which reports it.
     virtual void connectAheadToAll(Deadline /*deadline*/) {}
+    // A message of an earlier collective (sequence number below `seq`) that arrived
+    // and that no op received: the sign that ranks disagreed on an op whose
+    // disagreeing sides exchanged nothing. False when none can be seen.
+    virtual bool unclaimedBefore(uint64_t /*seq*/, uint32_t* /*peer*/, transport::WireHeader* /*h*/) const {
+        return false;
+    }
 };
 
 struct CommView {
@@ -117,6 +123,9 @@ public:
     // What every message of this op carries to name it (message index 0): two ranks
     // run the same op when their tags agree.
     transport::MsgTag opTag() const;
+    // A message of an earlier op that no op of this rank received, named with its
+    // sender; empty when none (PeerLinks::unclaimedBefore).
+    std::string strayMessage() const;
 
     // HOSTCCL_TRACE: a step that is not a set of transfers (`what`: the direct
     // algorithms' meeting on the process board), from `start` to now.

@@ -6,17 +6,27 @@
 
 namespace hostccl::transport {
 
-std::string describeTag(const MsgTag& t, uint64_t bytes) {
+namespace {
+// "AllReduce seq 3 (count 12, int32, sum" without the closing parenthesis.
+std::string opFields(const MsgTag& t) {
     std::string what = fmt::format("{} {} {}", collName(t.coll), t.kind == MsgKind::PointToPoint ? "msg" : "seq",
                                    t.seq);
     what += fmt::format(" (count {}, {}", t.count, dtypeName(static_cast<HcclDataType>(t.dtype)));
-    if (t.coll == CollType::AllReduce || t.coll == CollType::Reduce || t.coll == CollType::ReduceScatter ||
-        t.coll == CollType::ReduceScatterV)
-        what += fmt::format(", {}", reduceOpName(static_cast<HcclReduceOp>(t.redop)));
-    if (t.coll == CollType::Broadcast || t.coll == CollType::Reduce || t.coll == CollType::Scatter)
-        what += fmt::format(", root {}", t.root);
-    what += fmt::format(", message {}, {} bytes)", t.index, bytes);
+    if (isReduction(t.coll)) what += fmt::format(", {}", reduceOpName(static_cast<HcclReduceOp>(t.redop)));
+    if (hasRoot(t.coll)) what += fmt::format(", root {}", t.root);
     return what;
+}
+}  // namespace
+
+std::string describeOp(const MsgTag& t) { return opFields(t) + ")"; }
+
+std::string describeTag(const MsgTag& t, uint64_t bytes) {
+    return opFields(t) + fmt::format(", message {}, {} bytes)", t.index, bytes);
+}
+
+bool sameOp(const MsgTag& a, const MsgTag& b) {
+    return a.kind == b.kind && a.coll == b.coll && a.dtype == b.dtype && a.redop == b.redop && a.root == b.root &&
+           a.seq == b.seq && a.count == b.count;
 }
 
 WireHeader makeHeader(uint64_t commId, const MsgTag& tag, uint64_t bytes) {
@@ -35,22 +45,24 @@ WireHeader makeHeader(uint64_t commId, const MsgTag& tag, uint64_t bytes) {
     return h;
 }
 
+MsgTag tagOf(const WireHeader& h) {
+    MsgTag t;
+    t.kind = static_cast<MsgKind>(h.kind);
+    t.coll = static_cast<CollType>(h.coll);
+    t.dtype = h.dtype;
+    t.redop = h.redop;
+    t.root = h.root;
+    t.seq = h.seq;
+    t.count = h.count;
+    t.index = h.index;
+    return t;
+}
+
 std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag& want, uint64_t wantBytes) {
     if (got.magic != kWireMagic) return "peer sent a malformed frame (bad magic)";
     if (got.commId != commId) return fmt::format("peer sent a frame of another communicator ({:x})", got.commId);
-    MsgTag theirs;
-    theirs.kind = static_cast<MsgKind>(got.kind);
-    theirs.coll = static_cast<CollType>(got.coll);
-    theirs.dtype = got.dtype;
-    theirs.redop = got.redop;
-    theirs.root = got.root;
-    theirs.seq = got.seq;
-    theirs.count = got.count;
-    theirs.index = got.index;
-    bool same = theirs.kind == want.kind && theirs.coll == want.coll && theirs.dtype == want.dtype &&
-                theirs.redop == want.redop && theirs.root == want.root && theirs.seq == want.seq &&
-                theirs.count == want.count && theirs.index == want.index && got.bytes == wantBytes;
-    if (same) return "";
+    const MsgTag theirs = tagOf(got);
+    if (sameOp(theirs, want) && theirs.index == want.index && got.bytes == wantBytes) return "";
     return fmt::format("operation mismatch: this rank expects {} but the peer sent {}", describeTag(want, wantBytes),
                        describeTag(theirs, got.bytes));
 }

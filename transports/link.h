@@ -31,7 +31,12 @@ struct MsgTag {
     uint32_t index = 0;  // k-th message of this op between this pair in this direction
 };
 
+// "AllReduce seq 3 (count 12, int32, sum)": the op a tag belongs to.
+std::string describeOp(const MsgTag& t);
+// The same with the message's index and size.
 std::string describeTag(const MsgTag& t, uint64_t bytes);
+// Both tags belong to the same op (whatever the message index).
+bool sameOp(const MsgTag& a, const MsgTag& b);
 
 struct WireHeader {
     uint32_t magic;
@@ -51,6 +56,7 @@ static_assert(sizeof(WireHeader) == 48, "wire layout");
 constexpr uint32_t kWireMagic = 0x4843434c;  // "HCCL"
 
 WireHeader makeHeader(uint64_t commId, const MsgTag& tag, uint64_t bytes);
+MsgTag tagOf(const WireHeader& h);
 // Empty when `got` matches what the receiver posted; otherwise a sentence naming
 // both sides' values.
 std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag& want, uint64_t wantBytes);
@@ -118,6 +124,10 @@ public:
     // return nullptr and say why.
     virtual bool sharesMemory() const { return false; }
     virtual char* mapPeerRegion(const SharedRegion& r, std::string* why);
+    // The header of a message that has arrived and that no posted receive waits for
+    // (the op thread asks between its posts). Links that cannot look without
+    // consuming say false.
+    virtual bool unclaimedHeader(WireHeader* /*h*/) const { return false; }
 
     uint32_t peer() const { return peer_; }
     uint64_t commId() const { return commId_; }

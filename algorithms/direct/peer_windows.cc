@@ -152,13 +152,24 @@ HcclResult PeerWindows::openOnBoard(Context& ctx, bool canJoin) {
     board_->publish(rank_, &published_);
     uint32_t refused = 0;
     std::string why;
-    const ProcessBoard::Waiting how{ctx.deadline(), ctx.failure(), true, !ctx.crowded()};
+    const ProcessBoard::Waiting how{ctx.deadline(), ctx.failure(), true, !ctx.crowded(), &published_.tag};
     const auto start = ctx.tracing() ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const HcclResult rc = board_->arrive(rank_, !canJoin, how, &refused, &why);
     ctx.traceMeeting(start, "every rank's buffers published on the process board");
-    if (rc != HCCL_SUCCESS) return hostccl::fail(rc, ctx.site(), "direct algorithm, meeting the other ranks: {}", why);
+    if (rc != HCCL_SUCCESS) {
+        ctx.failure()->raise(rc, -1, "direct algorithm, meeting the other ranks: " + why);  // the cause, named
+        return hostccl::fail(rc, ctx.site(), "direct algorithm, meeting the other ranks: {}", why);
+    }
     usable_ = refused == 0;
     if (usable_) sameOpAs((rank_ + 1) % ctx.size());
+    // Ranks that disagreed on an earlier op without exchanging anything that showed
+    // it (two roots of a broadcast) left a message nobody received; over links the
+    // next receive names it, here nothing is received, so look. Every peer has
+    // passed the barrier, so whatever its earlier ops sent eagerly has landed.
+    const std::string stray = ctx.strayMessage();
+    if (!stray.empty())
+        fail(fmt::format("operation mismatch: rank {} runs {} but {}", rank_, transport::describeOp(published_.tag), stray),
+             HCCL_E_PARA);
     return HCCL_SUCCESS;
 }
 
@@ -172,24 +183,13 @@ PeerWindows::Range PeerWindows::fromBoard(uint32_t peer, size_t i) {
     return ranges[i];
 }
 
-namespace {
-std::string describeOp(const transport::MsgTag& t) {
-    std::string what = fmt::format("{} seq {} (count {}, {}", collName(t.coll), t.seq, t.count,
-                                   dtypeName(static_cast<HcclDataType>(t.dtype)));
-    if (isReduction(t.coll)) what += fmt::format(", {}", reduceOpName(static_cast<HcclReduceOp>(t.redop)));
-    if (hasRoot(t.coll)) what += fmt::format(", root {}", t.root);
-    return what + ")";
-}
-}  // namespace
 
 bool PeerWindows::sameOpAs(uint32_t peer) {
     const Published& theirs = *static_cast<const Published*>(board_->entry(peer));
     const transport::MsgTag &a = theirs.tag, &b = published_.tag;
-    if (a.kind == b.kind && a.coll == b.coll && a.dtype == b.dtype && a.redop == b.redop && a.root == b.root &&
-        a.seq == b.seq && a.count == b.count && theirs.regions == regionsPerPeer_)
-        return true;
-    fail(fmt::format("operation mismatch: rank {} runs {} but rank {} runs {}", rank_, describeOp(b), peer,
-                     describeOp(a)),
+    if (transport::sameOp(a, b) && theirs.regions == regionsPerPeer_) return true;
+    fail(fmt::format("operation mismatch: rank {} runs {} but rank {} runs {}", rank_, transport::describeOp(b), peer,
+                     transport::describeOp(a)),
          HCCL_E_PARA);
     return false;
 }

@@ -48,8 +48,68 @@ std::shared_ptr<ProcessBoard> ProcessBoard::join(uint64_t commId, uint32_t size)
 }
 
 ProcessBoard::ProcessBoard(uint32_t size)
-    : size_(size), entries_(size, nullptr), arrivedAt_(new std::atomic<uint64_t>[size]) {
+    : size_(size),
+      entries_(size, nullptr),
+      arrivedAt_(new std::atomic<uint64_t>[size]),
+      announced_(new Announced[size]) {
     for (uint32_t r = 0; r < size; ++r) arrivedAt_[r].store(0, std::memory_order_relaxed);
+}
+
+void ProcessBoard::announce(uint32_t rank, const transport::MsgTag& op) {
+    Announced& a = announced_[rank];
+    const uint32_t v = a.version.load(std::memory_order_relaxed);
+    a.version.store(v + 1, std::memory_order_relaxed);
+    a.what.store(uint64_t(op.kind) | uint64_t(op.coll) << 8 | uint64_t(op.dtype) << 16 | uint64_t(op.redop) << 24 |
+                     uint64_t(op.root) << 32,
+                 std::memory_order_release);
+    a.seq.store(op.seq, std::memory_order_release);
+    a.count.store(op.count, std::memory_order_release);
+    a.version.store(v + 2, std::memory_order_release);
+}
+
+bool ProcessBoard::announced(uint32_t rank, transport::MsgTag* op) const {
+    const Announced& a = announced_[rank];
+    for (int tries = 0; tries < 64; ++tries) {
+        const uint32_t v = a.version.load(std::memory_order_acquire);
+        if (v == 0) return false;  // nothing announced yet
+        const uint64_t what = a.what.load(std::memory_order_acquire);
+        const uint64_t seq = a.seq.load(std::memory_order_acquire);
+        const uint64_t count = a.count.load(std::memory_order_acquire);
+        if ((v & 1) != 0 || a.version.load(std::memory_order_relaxed) != v) {
+            cpuRelax();
+            continue;
+        }
+        op->kind = static_cast<transport::MsgKind>(what & 0xff);
+        op->coll = static_cast<CollType>((what >> 8) & 0xff);
+        op->dtype = static_cast<uint8_t>((what >> 16) & 0xff);
+        op->redop = static_cast<uint8_t>((what >> 24) & 0xff);
+        op->root = static_cast<uint32_t>(what >> 32);
+        op->seq = seq;
+        op->count = count;
+        op->index = 0;
+        return true;
+    }
+    return false;  // being rewritten all along: the next look will do
+}
+
+// A rank missing from barrier `generation` that runs another op at the waiter's
+// sequence number, or has gone past it: empty when every missing rank is only late.
+std::string ProcessBoard::elsewhere(uint64_t generation, uint32_t rank, const transport::MsgTag& mine) const {
+    for (uint32_t r = 0; r < size_; ++r) {
+        if (arrivedAt_[r].load(std::memory_order_relaxed) == generation + 1) continue;
+        transport::MsgTag theirs;
+        if (!announced(r, &theirs) || theirs.seq < mine.seq || transport::sameOp(theirs, mine)) continue;
+        // A rank that went on after this barrier completed announced its next op:
+        // the barrier's word has moved then (the completion happens before that).
+        if (word_.load(std::memory_order_acquire) != static_cast<uint32_t>(generation)) return "";
+        if (theirs.seq == mine.seq)
+            return fmt::format("operation mismatch: rank {} runs {} but rank {} runs {}", rank,
+                               transport::describeOp(mine), r, transport::describeOp(theirs));
+        return fmt::format("operation mismatch: rank {} runs {} on the process board but rank {} went on to {} "
+                           "without coming to it (it ran seq {} as another operation or with another algorithm)",
+                           rank, transport::describeOp(mine), r, transport::describeOp(theirs), mine.seq);
+    }
+    return "";
 }
 
 HcclResult ProcessBoard::arrive(uint32_t rank, bool flag, const Waiting& how, uint32_t* flagged, std::string* why) {
@@ -61,7 +121,7 @@ HcclResult ProcessBoard::arrive(uint32_t rank, bool flag, const Waiting& how, ui
     arrivedAt_[rank].store(before + 1, std::memory_order_relaxed);
     const uint64_t old = state_.fetch_add(1, std::memory_order_acq_rel);
     const uint64_t generation = old / kOne;
-    if ((old % kOne) + 1 < size_) return wait(generation, rank, flag, how, flagged, why);
+    if ((old % kOne) + 1 < size_) return wait(generation, rank, flag, old % kOne == 0, how, flagged, why);
     // The last to arrive completes the barrier for everyone.
     *flagged = flagged_.exchange(0, std::memory_order_relaxed);
     lastFlagged_.store(*flagged, std::memory_order_relaxed);
@@ -71,8 +131,11 @@ HcclResult ProcessBoard::arrive(uint32_t rank, bool flag, const Waiting& how, ui
     return HCCL_SUCCESS;
 }
 
-HcclResult ProcessBoard::wait(uint64_t generation, uint32_t rank, bool flag, const Waiting& how, uint32_t* flagged,
-                              std::string* why) {
+// The first rank at a barrier is its sentinel: while it waits it looks, once per
+// sleep slice, whether a missing rank went to another op (one rank scanning, so
+// the cost does not grow with the waiters).
+HcclResult ProcessBoard::wait(uint64_t generation, uint32_t rank, bool flag, bool sentinel, const Waiting& how,
+                              uint32_t* flagged, std::string* why) {
     const uint32_t before = static_cast<uint32_t>(generation);
     auto done = [&] {
         if (word_.load(std::memory_order_acquire) == before) return false;
@@ -83,6 +146,7 @@ HcclResult ProcessBoard::wait(uint64_t generation, uint32_t rank, bool flag, con
         if (done()) return HCCL_SUCCESS;
         cpuRelax();
     }
+    bool slept = false;  // a peer about to arrive is not yet looked at
     for (;;) {
         if (done()) return HCCL_SUCCESS;
         if (broken_.load(std::memory_order_acquire))
@@ -93,6 +157,11 @@ HcclResult ProcessBoard::wait(uint64_t generation, uint32_t rank, bool flag, con
         }
         if (how.mayGiveUp && how.deadline.expired())
             return leave(generation, rank, flag, HCCL_E_TIMEOUT, "", flagged, why);
+        if (sentinel && how.mayGiveUp && how.op != nullptr && slept) {
+            std::string mismatch = elsewhere(generation, rank, *how.op);
+            if (!mismatch.empty()) return leave(generation, rank, flag, HCCL_E_PARA, std::move(mismatch), flagged, why);
+        }
+        slept = true;
         const transport::SleepWord w{&word_, before};
         transport::sleepOnWords(&w, 1, std::min(kSleepSliceUs, how.deadline.remainingMs(kSleepSliceUs / 1000) * 1000 + 1000));
     }

@@ -50,4 +50,16 @@ inline bool isPointToPoint(CollType t) {
     return t == CollType::Send || t == CollType::Recv || t == CollType::BatchSendRecv;
 }
 
+inline bool isReduction(CollType t) {
+    return t == CollType::AllReduce || t == CollType::Reduce || t == CollType::ReduceScatter ||
+           t == CollType::ReduceScatterV;
+}
+inline bool hasRoot(CollType t) {
+    return t == CollType::Broadcast || t == CollType::Reduce || t == CollType::Scatter;
+}
+inline bool isVariable(CollType t) {
+    return t == CollType::AllGatherV || t == CollType::ReduceScatterV || t == CollType::AlltoAllV ||
+           t == CollType::AlltoAllVC;
+}
+
 }  // namespace hostccl

@@ -192,6 +192,7 @@ HcclResult Communicator::execute(const CollArgs& args) {
     Tracer* tracer = tracer_ ? tracer_.get() : profiled.get();
     view_.tracer = tracer;
     Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &failure_);
+    if (view_.board != nullptr && view_.seq != 0) view_.board->announce(rank(), ctx.opTag());
     const Algorithm& algo = selectAlgorithm(ctx);
     explainIfAsked(ctx);
     if (log::logger().should_log(spdlog::level::debug))

@@ -5,6 +5,11 @@
 // other) cannot be caught inside that op without an extra round trip: the next op
 // that receives the stray message fails naming it, and the failure reaches every
 // rank through the health channel. The root cases check exactly that.
+//
+// Ranks that are threads of one process run the direct algorithms on the process
+// board, where no message crosses: the cases with HCCL_ALGO forced put one side on
+// the board and the other on links (a ring broadcast beside a direct allreduce), so
+// the board must notice a rank gone to another op and a message no op received.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -24,7 +29,11 @@ struct Kind {
     uint32_t ranks;
     const char* mine;    // what the odd rank's failure text or the others' must show
     const char* theirs;
+    const char* algo = nullptr;  // HCCL_ALGO for the communicator (nullptr: the selector's choice)
 };
+
+constexpr const char* kBoardBesideLinks = "broadcast=level1:ring/allreduce=level1:direct";
+constexpr const char* kLinksBesideBoard = "broadcast=level1:direct/allreduce=level1:ring";
 
 // Rank `odd` (the last) calls a different op than the others.
 int callOp(const Kind& k, uint32_t r, uint32_t odd, std::vector<int32_t>& buf, HcclComm comm, aclrtStream s) {
@@ -49,7 +58,11 @@ class Mismatch : public ::testing::TestWithParam<Kind> {};
 
 TEST_P(Mismatch, EveryRankFailsNamingBothSides) {
     const Kind k = GetParam();
+    if (k.algo != nullptr) {
+        ASSERT_EQ(setenv("HCCL_ALGO", k.algo, 1), 0);
+    }
     World w(k.ranks);
+    unsetenv("HCCL_ALGO");
     ASSERT_TRUE(w.ok());
     const uint32_t odd = k.ranks - 1;
     std::vector<std::vector<int32_t>> bufs(k.ranks, std::vector<int32_t>(64, 1));
@@ -94,7 +107,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Kind{"dtype", 2, "fp32", "int32"}, Kind{"dtype", 4, "fp32", "int32"},
                       Kind{"redop", 2, "max", "sum"}, Kind{"redop", 4, "max", "sum"},
                       Kind{"collective", 2, "Broadcast", "AllReduce"}, Kind{"collective", 4, "Broadcast", "AllReduce"},
-                      Kind{"root", 2, "root ", "Broadcast seq 1"}, Kind{"root", 3, "root ", "Broadcast seq 1"}),
-    [](const ::testing::TestParamInfo<Kind>& i) { return std::string(i.param.name) + "_" + std::to_string(i.param.ranks) + "ranks"; });
+                      Kind{"root", 2, "root ", "Broadcast seq 1"}, Kind{"root", 3, "root ", "Broadcast seq 1"},
+                      Kind{"collective", 4, "Broadcast", "AllReduce", kBoardBesideLinks},
+                      Kind{"collective", 4, "Broadcast", "AllReduce", kLinksBesideBoard},
+                      Kind{"root", 3, "root ", "Broadcast seq 1", kBoardBesideLinks}),
+    [](const ::testing::TestParamInfo<Kind>& i) {
+        std::string name = std::string(i.param.name) + "_" + std::to_string(i.param.ranks) + "ranks";
+        if (i.param.algo == kBoardBesideLinks) name += "_ringBroadcastBesideDirectAllReduce";
+        if (i.param.algo == kLinksBesideBoard) name += "_directBroadcastBesideRingAllReduce";
+        return name;
+    });
 
 }  // namespace

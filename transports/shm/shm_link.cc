@@ -107,6 +107,16 @@ bool ShmLink::writeDescriptor(Transfer* t) {
     return true;
 }
 
+bool ShmLink::unclaimedHeader(WireHeader* h) const {
+    if (!recvs_.empty() || broken()) return false;
+    const uint64_t tail = in_->tail.value.load(std::memory_order_relaxed);
+    if (tail == in_->head.value.load(std::memory_order_acquire)) return false;
+    const SlotHeader* slot = in_->header(tail);
+    if ((slot->flags & kFirstFragment) == 0) return false;
+    *h = slot->msg;
+    return true;
+}
+
 bool ShmLink::progressRecvs() {
     bool moved = false;
     while (!recvs_.empty()) {

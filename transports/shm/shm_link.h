@@ -43,6 +43,7 @@ public:
     }
     bool sharesMemory() const override { return true; }
     char* mapPeerRegion(const SharedRegion& r, std::string* why) override;
+    bool unclaimedHeader(WireHeader* h) const override;
 
 private:
     bool progressSends();

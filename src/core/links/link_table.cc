@@ -109,6 +109,17 @@ void LinkTable::connectAheadToAll(Deadline deadline) {
                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
 }
 
+bool LinkTable::unclaimedBefore(uint64_t seq, uint32_t* peer, transport::WireHeader* h) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (uint32_t p = 0; p < links_.size(); ++p)
+        if (links_[p] && links_[p]->unclaimedHeader(h) && h->kind == uint8_t(transport::MsgKind::Collective) &&
+            h->seq < seq) {
+            *peer = p;
+            return true;
+        }
+    return false;
+}
+
 void LinkTable::forEach(const std::function<void(transport::Link&)>& fn) const {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& l : links_)

@@ -51,6 +51,7 @@ public:
 
     transport::Link* get(uint32_t peer, Deadline deadline, HcclResult* code, std::string* why) override;
     transport::Link* existing(uint32_t peer) const override;
+    bool unclaimedBefore(uint64_t seq, uint32_t* peer, transport::WireHeader* h) const override;
     // At most kConnectAheadWindow setups in flight, each on a thread of its own; once
     // every link exists it costs one lock-free look per peer and allocates nothing.
     void connectAheadToAll(Deadline deadline) override;
