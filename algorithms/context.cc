@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
+
 #include "common/datatype.h"
 #include "core/trace.h"
 #include "transports/failed_link.h"
@@ -14,15 +16,10 @@ using transport::MsgTag;
 using transport::Transfer;
 
 namespace {
-struct Scratch {
-    std::deque<transport::Transfer> posted;
-    std::vector<transport::Transfer*> pending;
-    std::vector<uint32_t> sentTo, receivedFrom;
-};
 // Ops run one at a time per stream thread, so per-thread storage is never shared.
-Scratch& threadScratch() {
-    thread_local Scratch s;
-    return s;
+OpStorage& storageOf(const CommView& comm) {
+    thread_local OpStorage s;
+    return comm.storage != nullptr ? *comm.storage : s;
 }
 }  // namespace
 
@@ -33,13 +30,9 @@ Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, 
       failure_(failure),
       elemSize_(dtypeSize(args.dtype)),
       reduce_(isReduction(args.type) ? reduceFunction(args.dtype, args.op) : nullptr),
-      posted_(threadScratch().posted),
-      pending_(threadScratch().pending),
-      sentTo_(threadScratch().sentTo),
-      receivedFrom_(threadScratch().receivedFrom) {
+      posted_(storageOf(comm).posted),
+      pending_(storageOf(comm).pending) {
     posted_.clear();
-    sentTo_.assign(comm.size, 0);
-    receivedFrom_.assign(comm.size, 0);
 }
 
 uint64_t Context::opBytes() const {
@@ -81,6 +74,22 @@ MsgTag Context::opTag() const {
     return t;
 }
 
+void Context::copy(void* dst, const void* src, size_t bytes) {
+    if (bytes == 0) return;
+    if (comm_.driver == nullptr) {
+        std::memmove(dst, src, bytes);  // in-place ops: the regions may overlap
+        return;
+    }
+    if (comm_.driver->movesData()) std::memmove(dst, src, bytes);
+    comm_.driver->localWork(transport::Driver::Work::Copy, bytes);
+}
+
+void Context::reduce(void* dst, const void* a, const void* b, size_t count) {
+    if (count == 0) return;
+    if (comm_.driver == nullptr || comm_.driver->movesData()) reduce_(dst, a, b, count);
+    if (comm_.driver != nullptr) comm_.driver->localWork(transport::Driver::Work::Reduce, count * elemSize_);
+}
+
 std::string Context::strayMessage() const {
     uint32_t peer = 0;
     transport::WireHeader h{};
@@ -89,9 +98,9 @@ std::string Context::strayMessage() const {
                        transport::describeTag(transport::tagOf(h), h.bytes));
 }
 
-MsgTag Context::collectiveTag(uint32_t peer, Transfer::Dir dir) {
+MsgTag Context::collectiveTag(const Transfer& transfer) {
     MsgTag t = opTag();
-    t.index = dir == Transfer::Dir::Send ? sentTo_[peer]++ : receivedFrom_[peer]++;
+    t.index = transfer.link->nextCollectiveIndex(transfer.dir == Transfer::Dir::Send, comm_.seq);
     return t;
 }
 
@@ -121,7 +130,7 @@ void Context::send(uint32_t peer, const void* buf, size_t bytes) {
     Transfer& t = post(peer, Transfer::Dir::Send);
     t.src = buf;
     t.bytes = bytes;
-    t.tag = collectiveTag(peer, t.dir);
+    t.tag = collectiveTag(t);
     t.link->post(&t);
 }
 
@@ -129,7 +138,7 @@ void Context::recv(uint32_t peer, void* buf, size_t bytes) {
     Transfer& t = post(peer, Transfer::Dir::Recv);
     t.dst = buf;
     t.bytes = bytes;
-    t.tag = collectiveTag(peer, t.dir);
+    t.tag = collectiveTag(t);
     t.link->post(&t);
 }
 
@@ -140,7 +149,7 @@ void Context::recvReduce(uint32_t peer, void* dst, const void* local, size_t byt
     t.bytes = bytes;
     t.reduce = reduce_;
     t.elemSize = elemSize_;
-    t.tag = collectiveTag(peer, t.dir);
+    t.tag = collectiveTag(t);
     t.link->post(&t);
 }
 
@@ -174,7 +183,8 @@ HcclResult Context::waitAll() {
     pending_.clear();
     for (Transfer& t : posted_) pending_.push_back(&t);
     auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    HcclResult rc = transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
+    HcclResult rc = comm_.driver != nullptr ? comm_.driver->waitAll(pending_)
+                                            : transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
     if (comm_.tracer) traceStep(start);
     if (rc != HCCL_SUCCESS) abandonUnfinished(rc);
     posted_.clear();

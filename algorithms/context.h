@@ -20,7 +20,12 @@
 
 namespace hostccl {
 
+namespace transport {
+class Driver;
+}
+
 // The communicator as an algorithm sees it.
+struct OpStorage;
 class Tracer;
 class SelectorCosts;
 class SymmetricWindows;
@@ -60,12 +65,24 @@ struct CommView {
     bool singleProcess = false;            // every rank is a thread of this process
     bool crowded = false;                  // this host runs more of the comm's ranks than it has cores
     AlgoOverride algoOverride;             // HCCL_ALGO / hcclAlgo
-    std::vector<uint32_t> nodeOf;          // per rank: its host, numbered in order of lowest rank
+    // Per rank: its host, numbered in order of lowest rank (shared: simulated ranks
+    // would otherwise hold n copies of it).
+    std::shared_ptr<const std::vector<uint32_t>> nodeOf;
     uint32_t nodes = 1;
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
     std::shared_ptr<SelectorCosts> costs;  // the selector's cost model (selector.h)
     const SymmetricWindows* windows = nullptr;  // HcclCommSymWinRegister's (direct/symmetric_windows.h)
     ProcessBoard* board = nullptr;  // singleProcess: where the direct algorithms meet (direct/process_board.h)
+    // The simulator's: who completes transfers (null: this thread polls the links),
+    // and where an op keeps its transfers (null: per thread; simulated ranks share one).
+    transport::Driver* driver = nullptr;
+    OpStorage* storage = nullptr;
+};
+
+// Where an op keeps its transfers, reused from op to op.
+struct OpStorage {
+    std::deque<transport::Transfer> posted;  // stable addresses for the links
+    std::vector<transport::Transfer*> pending;
 };
 
 class Context {
@@ -81,7 +98,7 @@ public:
     bool sharedMemoryMesh() const { return comm_.sharedMemoryMesh; }
     bool singleProcess() const { return comm_.singleProcess; }
     bool crowded() const { return comm_.crowded; }
-    uint32_t nodeOf(uint32_t rank) const { return comm_.nodeOf[rank]; }
+    uint32_t nodeOf(uint32_t rank) const { return (*comm_.nodeOf)[rank]; }
     uint32_t nodes() const { return comm_.nodes; }
     SelectorCosts* costs() const { return comm_.costs.get(); }
     const SymmetricWindows* windows() const { return comm_.windows; }
@@ -135,11 +152,16 @@ public:
     // Scratch memory of at least `bytes`, valid until the op ends.
     char* scratch(size_t bytes);
 
+    // Local work outside transfers (a simulator's clock counts it): dst = src, and
+    // dst = a (op) b over `count` elements.
+    void copy(void* dst, const void* src, size_t bytes);
+    void reduce(void* dst, const void* a, const void* b, size_t count);
+
 private:
     transport::Transfer& post(uint32_t peer, transport::Transfer::Dir dir);
     void abandonUnfinished(HcclResult rc);
     transport::Link* linkTo(uint32_t peer);
-    transport::MsgTag collectiveTag(uint32_t peer, transport::Transfer::Dir dir);
+    transport::MsgTag collectiveTag(const transport::Transfer& t);
     void traceStep(std::chrono::steady_clock::time_point start) const;
 
     const CommView& comm_;
@@ -154,8 +176,6 @@ private:
     // Storage reused from op to op on this thread: an op must not allocate per message.
     std::deque<transport::Transfer>& posted_;  // stable addresses for the links
     std::vector<transport::Transfer*>& pending_;
-    std::vector<uint32_t>& sentTo_;            // per-peer message index within the op
-    std::vector<uint32_t>& receivedFrom_;
 };
 
 }  // namespace hostccl

@@ -82,6 +82,8 @@ const Algorithm* directFor(CollType t) {
     }
 }
 
+bool equalBlocks(const Context& ctx);
+
 // What HCCL_ALGO's family means for this op here; nullptr when hostccl has no such
 // algorithm for it (or, for direct, the ranks do not share one host).
 const Algorithm* forced(const Context& ctx, AlgoFamily family) {
@@ -110,7 +112,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             return op == AlgoOp::Broadcast ? &a.hierarchicalBroadcast : nullptr;
         case AlgoFamily::Bruck:
             if (ctx.args().type == CollType::AllGather) return &a.bruckAllGather;
-            return ctx.args().type == CollType::AlltoAll ? &a.bruckAlltoAll : nullptr;
+            return op == AlgoOp::AlltoAll && equalBlocks(ctx) ? &a.bruckAlltoAll : nullptr;
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
         case AlgoFamily::Direct: return directPossible(ctx) ? directFor(ctx.args().type) : nullptr;
         case AlgoFamily::RecursiveDoubling: return op == AlgoOp::AllReduce ? &a.recursiveDoubling : nullptr;
@@ -146,9 +148,19 @@ bool packedRecv(const Context& ctx) {
 bool packedSend(const Context& ctx) {
     return packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls));
 }
-// The plain forms, whose blocks are all the same size.
+// Every block the same size, each right after the previous.
+bool packedEqual(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs) {
+    for (size_t i = 0; i < counts.size(); ++i)
+        if (counts[i] != counts[0] || displs[i] != i * counts[0]) return false;
+    return true;
+}
+// The plain forms, whose blocks are all the same size (HcclAlltoAll arrives as the V
+// form with equal blocks, as does an all-to-all-v whose blocks happen to be equal).
 bool equalBlocks(const Context& ctx) {
-    return ctx.args().type == CollType::AllGather || ctx.args().type == CollType::AlltoAll;
+    const CollArgs& a = ctx.args();
+    if (a.type == CollType::AllGather || a.type == CollType::AlltoAll) return true;
+    return a.type == CollType::AlltoAllV && a.sendCounts == a.recvCounts && packedEqual(a.sendCounts, a.sendDispls) &&
+           packedEqual(a.recvCounts, a.recvDispls);
 }
 
 // HOSTCCL_DIRECT_MIN_BYTES: unset, the model decides; -1, never; else from that size on.
@@ -157,6 +169,15 @@ int64_t directMinBytes() {
         env::raw("HOSTCCL_DIRECT_MIN_BYTES") ? env::getInt("HOSTCCL_DIRECT_MIN_BYTES", -1, INT64_MAX) : -2;
     return v;
 }
+// Bruck's all-to-all for HcclAlltoAll (the V form with equal blocks): weighed from
+// 16 ranks on, where it sends log2(n) messages instead of n-1. Below that the model
+// favours it at small sizes (the pairwise handshake term) while on this VM it
+// measured no faster than pairwise at 4 ranks up to 4 KiB and slower at 32 KiB
+// (14 vs 8 us); HCCL_ALGO=alltoall=level1:NB forces it at any size.
+bool bruckAlltoAllWeighed(const Context& ctx) {
+    return equalBlocks(ctx) && (ctx.args().type == CollType::AlltoAll || ctx.size() >= 16);
+}
+
 bool directUsable(const Context& ctx) { return directPossible(ctx) && directMinBytes() != -1; }
 // A pairwise all-to-all links every pair: for threads of one process beyond the
 // mesh size that is n(n-1)/2 in-process links (tens of GB at 1024 ranks), while the
@@ -192,7 +213,7 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
             return {{&a.binomialReduce, always}, {&a.halvingDoublingReduce, always}, {&a.directReduce, directUsable}};
         case AlgoOp::AlltoAll:
             return {{&a.pairwiseAlltoAll, pairwiseAffordable},
-                    {&a.bruckAlltoAll, equalBlocks},
+                    {&a.bruckAlltoAll, bruckAlltoAllWeighed},
                     {&a.directAlltoAll, directUsable}};
         default: return {};
     }
@@ -269,6 +290,13 @@ const Algorithm& adaptive(const Context& ctx) {
 }
 
 }  // namespace
+
+std::vector<const Algorithm*> usableCandidates(const Context& ctx) {
+    std::vector<const Algorithm*> out;
+    for (const Candidate& c : candidatesFor(algoOpOf(ctx.args().type)))
+        if (c.usable(ctx)) out.push_back(c.algo);
+    return out;
+}
 
 std::string explainSelection(const Context& ctx) {
     const uint64_t bytes = ctx.opBytes();

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm.h"
 
@@ -17,6 +18,9 @@ std::shared_ptr<SelectorCosts> prepareSelector(const CostModel& model);
 const CostModel& modelOf(const SelectorCosts& costs);
 
 const Algorithm& selectAlgorithm(const Context& ctx);
+// The candidates the model weighs for the op that can run this call, most robust
+// first (the simulator runs each to see which is really fastest).
+std::vector<const Algorithm*> usableCandidates(const Context& ctx);
 
 // The candidates for the op with their estimated times, which were usable, and
 // the choice, one line each (what HOSTCCL_ALGO_EXPLAIN prints).

@@ -59,3 +59,8 @@ g++ -std=c++20 "$prefix/cxx.cc" -I"$prefix/include" -L"$prefix/lib" -lhostccl_tr
     -o "$prefix/cxx"
 LD_LIBRARY_PATH=$prefix/lib "$prefix/cxx" | grep -q "cxx api ok"
 echo "C++ API and training layer: ok"
+
+# The simulator is installed beside the perf tools and runs from there.
+sim_out=$("$prefix/bin/hostccl-sim" --data -n 16 -c allreduce -b 64K)
+grep -q "allreduce  *16  *2 .* yes$" <<< "$sim_out" || { echo "$sim_out"; exit 1; }
+echo "hostccl-sim: ok"

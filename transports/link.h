@@ -136,6 +136,15 @@ public:
     void setPeerName(std::string name) { peerName_ = std::move(name); }
     uint64_t nextP2pSendSeq() { return ++p2pSent_; }
     uint64_t nextP2pRecvSeq() { return ++p2pReceived_; }
+    // The index of the next message of collective op `seq` in one direction (the
+    // counts restart with each op: nothing per op costs more than the links it uses).
+    uint32_t nextCollectiveIndex(bool send, uint64_t seq) {
+        if (indexSeq_ != seq) {
+            indexSeq_ = seq;
+            sentInOp_ = receivedInOp_ = 0;
+        }
+        return send ? sentInOp_++ : receivedInOp_++;
+    }
 
 private:
     const uint32_t peer_;
@@ -143,6 +152,8 @@ private:
     std::string peerName_ = "rank " + std::to_string(peer_);
     uint64_t p2pSent_ = 0;
     uint64_t p2pReceived_ = 0;
+    uint64_t indexSeq_ = UINT64_MAX;
+    uint32_t sentInOp_ = 0, receivedInOp_ = 0;
 };
 
 }  // namespace hostccl::transport

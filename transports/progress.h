@@ -21,4 +21,18 @@ namespace hostccl::transport {
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
                    bool crowded);
 
+// What drives the transfers when it is not the waiting thread polling its links:
+// the simulator (transports/sim/), whose links move on a virtual clock, suspends
+// the waiting rank until its transfers complete there.
+class Driver {
+public:
+    virtual ~Driver() = default;
+    virtual HcclResult waitAll(const std::vector<Transfer*>& transfers) = 0;
+    // Work of the rank's own that no transfer accounts for: a virtual clock moves on by it.
+    enum class Work : uint8_t { Copy, Reduce };
+    virtual void localWork(Work what, size_t bytes) = 0;
+    // False when only sizes are simulated: buffers hold nothing worth copying.
+    virtual bool movesData() const = 0;
+};
+
 }  // namespace hostccl::transport

@@ -11,7 +11,7 @@ HcclResult BruckAllGather::run(Context& ctx) const {
     const size_t block = a.recvCounts[r] * ctx.elemSize();  // equal for every rank
     // Slot i of `gathered` holds rank (r + i) % n's block.
     char* gathered = ctx.scratch(block * n);
-    if (block > 0) std::memcpy(gathered, a.sendBuf, block);
+    if (block > 0) ctx.copy(gathered, a.sendBuf, block);
     for (uint32_t dist = 1; dist < n; dist *= 2) {
         const uint32_t blocks = dist < n - dist ? dist : n - dist;
         ctx.send((r + n - dist) % n, gathered, blocks * block);
@@ -21,8 +21,8 @@ HcclResult BruckAllGather::run(Context& ctx) const {
     char* out = static_cast<char*>(a.recvBuf);
     const size_t head = (n - r) * block;  // slots of ranks r .. n-1
     if (block > 0) {
-        std::memcpy(out + r * block, gathered, head);
-        std::memcpy(out, gathered + head, r * block);
+        ctx.copy(out + r * block, gathered, head);
+        ctx.copy(out, gathered + head, r * block);
     }
     return HCCL_SUCCESS;
 }

@@ -23,21 +23,21 @@ HcclResult BruckAlltoAll::run(Context& ctx) const {
     char* slots = ctx.scratch(size_t(n) * block + 2 * packBytes);
     char* outPack = slots + size_t(n) * block;
     char* inPack = outPack + packBytes;
-    for (uint32_t i = 0; i < n && block > 0; ++i) std::memcpy(slots + i * block, in + ((r + i) % n) * block, block);
+    for (uint32_t i = 0; i < n && block > 0; ++i) ctx.copy(slots + i * block, in + ((r + i) % n) * block, block);
     for (uint32_t bit = 1; bit < n; bit <<= 1) {
         size_t packed = 0;
         for (uint32_t i = 0; i < n; ++i)
-            if ((i & bit) && block > 0) std::memcpy(outPack + (packed++) * block, slots + i * block, block);
+            if ((i & bit) && block > 0) ctx.copy(outPack + (packed++) * block, slots + i * block, block);
         const size_t bytes = size_t(slotsWithBit(n, bit)) * block;
         ctx.send((r + bit) % n, outPack, bytes);
         ctx.recv((r + n - bit) % n, inPack, bytes);
         HOSTCCL_CHECK(ctx.waitAll());
         packed = 0;
         for (uint32_t i = 0; i < n; ++i)
-            if ((i & bit) && block > 0) std::memcpy(slots + i * block, inPack + (packed++) * block, block);
+            if ((i & bit) && block > 0) ctx.copy(slots + i * block, inPack + (packed++) * block, block);
     }
     char* out = static_cast<char*>(a.recvBuf);
-    for (uint32_t i = 0; i < n && block > 0; ++i) std::memcpy(out + ((r + n - i) % n) * block, slots + i * block, block);
+    for (uint32_t i = 0; i < n && block > 0; ++i) ctx.copy(out + ((r + n - i) % n) * block, slots + i * block, block);
     return HCCL_SUCCESS;
 }
 

@@ -15,7 +15,7 @@ HcclResult HalvingReduceScatter::run(Context& ctx) const {
     char* out = static_cast<char*>(a.recvBuf);
     // Work on a copy: the input must not change, and the output may alias it.
     char* work = ctx.scratch(total);
-    if (total > 0) std::memcpy(work, a.sendBuf, total);
+    if (total > 0) ctx.copy(work, a.sendBuf, total);
     const Fold fold(ctx.size(), r);
     if (fold.sitsOut()) {
         ctx.send(r + 1, work, total);
@@ -28,7 +28,7 @@ HcclResult HalvingReduceScatter::run(Context& ctx) const {
     }
     HOSTCCL_CHECK(halvingReduceScatter(ctx, fold, work, virtualBlocks(fold, blocks)));
     if (fold.absorbs()) ctx.send(r - 1, work + blocks[r - 1].offset * es, blocks[r - 1].count * es);
-    if (ownBytes > 0) std::memcpy(out, work + blocks[r].offset * es, ownBytes);
+    if (ownBytes > 0) ctx.copy(out, work + blocks[r].offset * es, ownBytes);
     return ctx.waitAll();
 }
 
@@ -40,7 +40,7 @@ HcclResult DoublingAllGather::run(Context& ctx) const {
     const size_t total = layoutEnd(blocks) * es;
     char* out = static_cast<char*>(a.recvBuf);
     char* own = out + blocks[r].offset * es;
-    if (a.sendBuf != own) std::memmove(own, a.sendBuf, blocks[r].count * es);
+    if (a.sendBuf != own) ctx.copy(own, a.sendBuf, blocks[r].count * es);
     const Fold fold(ctx.size(), r);
     if (fold.sitsOut()) {
         ctx.send(r + 1, own, blocks[r].count * es);

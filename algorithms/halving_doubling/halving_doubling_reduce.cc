@@ -48,7 +48,7 @@ HcclResult HalvingDoublingReduce::run(Context& ctx) const {
         return ctx.waitAll();
     }
     char* work = r == root ? static_cast<char*>(a.recvBuf) : ctx.scratch(bytes);
-    if (work != a.sendBuf && bytes > 0) std::memmove(work, a.sendBuf, bytes);
+    if (work != a.sendBuf && bytes > 0) ctx.copy(work, a.sendBuf, bytes);
     if (fold.absorbs()) {
         ctx.recvReduce(r - 1, work, work, bytes);
         HOSTCCL_CHECK(ctx.waitAll());

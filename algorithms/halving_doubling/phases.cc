@@ -46,11 +46,12 @@ HcclResult doublingAllGather(Context& ctx, const Fold& fold, char* buf, const Bl
 }
 
 BlockLayout virtualBlocks(const Fold& fold, const BlockLayout& realBlocks) {
+    if (fold.extra == 0) return realBlocks;  // every rank is its own virtual rank
     BlockLayout vb(fold.p2);
     for (uint32_t v = 0; v < fold.p2; ++v) {
-        const Block& head = realBlocks[v < fold.extra ? 2 * v : v + fold.extra];
-        vb[v] = head;
-        if (v < fold.extra) vb[v].count += realBlocks[2 * v + 1].count;
+        Block head = realBlocks[v < fold.extra ? 2 * v : v + fold.extra];
+        if (v < fold.extra) head.count += realBlocks[2 * v + 1].count;
+        vb.set(v, head);
     }
     return vb;
 }

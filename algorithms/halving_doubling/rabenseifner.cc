@@ -11,7 +11,7 @@ HcclResult RabenseifnerAllReduce::run(Context& ctx) const {
     const uint32_t r = ctx.rank();
     const size_t es = ctx.elemSize(), bytes = a.count * es;
     char* buf = static_cast<char*>(a.recvBuf);
-    if (a.sendBuf != buf && bytes > 0) std::memmove(buf, a.sendBuf, bytes);
+    if (a.sendBuf != buf && bytes > 0) ctx.copy(buf, a.sendBuf, bytes);
     const Fold fold(ctx.size(), r);
     bool finished = false;
     HOSTCCL_CHECK(foldIn(ctx, fold, buf, bytes, &finished));

@@ -12,7 +12,7 @@ HcclResult RecursiveDoublingAllReduce::run(Context& ctx) const {
     const uint32_t n = ctx.size(), r = ctx.rank();
     const size_t bytes = a.count * ctx.elemSize();
     char* buf = static_cast<char*>(a.recvBuf);
-    if (a.sendBuf != buf && bytes > 0) std::memmove(buf, a.sendBuf, bytes);
+    if (a.sendBuf != buf && bytes > 0) ctx.copy(buf, a.sendBuf, bytes);
     const Fold fold(n, r);
     bool finished = false;
     HOSTCCL_CHECK(foldIn(ctx, fold, buf, bytes, &finished));
@@ -26,7 +26,7 @@ HcclResult RecursiveDoublingAllReduce::run(Context& ctx) const {
         ctx.send(partner, buf, bytes);
         ctx.recv(partner, incoming, bytes);
         HOSTCCL_CHECK(ctx.waitAll());
-        if (bytes > 0) ctx.reduceFn()(buf, buf, incoming, a.count);
+        if (bytes > 0) ctx.reduce(buf, buf, incoming, a.count);
     }
     return foldOut(ctx, fold, buf, bytes);
 }

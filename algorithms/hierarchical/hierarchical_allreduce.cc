@@ -15,16 +15,14 @@ BlockLayout roundLayout(const BlockLayout& blocks, uint32_t j, uint32_t q) {
     BlockLayout round(q);
     for (uint32_t i = 0; i < q; ++i) {
         const size_t b = size_t(j) * q + i;
-        round[i] = b < blocks.size() ? blocks[b] : Block{end, 0};
+        round.set(i, b < blocks.size() ? blocks[b] : Block{end, 0});
     }
     return round;
 }
 
 // Block `b` split evenly over the hosts, for the ring between them.
 BlockLayout acrossHosts(const Block& b, uint32_t hosts) {
-    BlockLayout pieces = evenBlocks(b.count, hosts);
-    for (Block& p : pieces) p.offset += b.offset;
-    return pieces;
+    return BlockLayout::even(b.count, hosts, b.offset);
 }
 }  // namespace
 
@@ -32,7 +30,7 @@ HcclResult HierarchicalAllReduce::run(Context& ctx) const {
     const CollArgs& a = ctx.args();
     const size_t es = ctx.elemSize();
     char* buf = static_cast<char*>(a.recvBuf);
-    if (a.sendBuf != buf && a.count > 0) std::memmove(buf, a.sendBuf, a.count * es);
+    if (a.sendBuf != buf && a.count > 0) ctx.copy(buf, a.sendBuf, a.count * es);
     const HostGroups g(ctx);
     const uint32_t q = g.q();
     const BlockLayout blocks = evenBlocks(a.count, g.qmax);

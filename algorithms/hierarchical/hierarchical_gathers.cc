@@ -11,14 +11,14 @@ namespace {
 // Inside the host, round k: local rank j's block is piece j + k q of host h.
 BlockLayout localRound(const HostGroups& g, const BlockLayout& blocks, uint32_t h, uint32_t k) {
     BlockLayout round(g.q());
-    for (uint32_t j = 0; j < g.q(); ++j) round[j] = g.pieceOf(blocks, h, j + k * g.q());
+    for (uint32_t j = 0; j < g.q(); ++j) round.set(j, g.pieceOf(blocks, h, j + k * g.q()));
     return round;
 }
 
 // Across hosts: piece i of every host, one block per owner.
 BlockLayout acrossHosts(const HostGroups& g, const BlockLayout& blocks, uint32_t piece) {
     BlockLayout pieces(g.hosts.size());
-    for (uint32_t h = 0; h < g.hosts.size(); ++h) pieces[h] = g.pieceOf(blocks, h, piece);
+    for (uint32_t h = 0; h < g.hosts.size(); ++h) pieces.set(h, g.pieceOf(blocks, h, piece));
     return pieces;
 }
 
@@ -35,7 +35,7 @@ HcclResult HierarchicalAllGather::run(Context& ctx) const {
     const BlockLayout blocks = layoutFrom(a.recvCounts, a.recvDispls);
     char* buf = static_cast<char*>(a.recvBuf);
     const Block& own = blocks[ctx.rank()];
-    if (a.sendBuf != buf + own.offset * es) std::memmove(buf + own.offset * es, a.sendBuf, own.count * es);
+    if (a.sendBuf != buf + own.offset * es) ctx.copy(buf + own.offset * es, a.sendBuf, own.count * es);
     const HostGroups g(ctx);
     if (g.hosts.size() > 1)
         for (uint32_t i = firstPiece(g); i < g.qmax; i += g.q()) {
@@ -57,7 +57,7 @@ HcclResult HierarchicalReduceScatter::run(Context& ctx) const {
     const size_t total = layoutEnd(blocks) * es;
     // Partial sums build up in a copy: the input must not change, and the output may alias it.
     char* work = ctx.scratch(total);
-    if (total > 0) std::memcpy(work, a.sendBuf, total);
+    if (total > 0) ctx.copy(work, a.sendBuf, total);
     const HostGroups g(ctx);
     for (uint32_t k = 0; k < g.rounds(); ++k)
         for (uint32_t h = 0; h < g.hosts.size(); ++h) {
@@ -72,7 +72,7 @@ HcclResult HierarchicalReduceScatter::run(Context& ctx) const {
                 HOSTCCL_CHECK(ringReduceScatter(ctx, g.owners(i), pieces, work, work, work + pieces[g.myHost].offset * es));
         }
     const Block& own = blocks[ctx.rank()];
-    if (own.count > 0) std::memcpy(a.recvBuf, work + own.offset * es, own.count * es);
+    if (own.count > 0) ctx.copy(a.recvBuf, work + own.offset * es, own.count * es);
     return HCCL_SUCCESS;
 }
 

@@ -16,7 +16,7 @@ HcclResult LinearScatter::run(Context& ctx) const {
     for (uint32_t p = 0; p < ctx.size(); ++p)
         if (p != a.root) ctx.send(p, in + p * bytes, bytes);
     const char* own = in + a.root * bytes;
-    if (own != out && bytes > 0) std::memmove(out, own, bytes);
+    if (own != out && bytes > 0) ctx.copy(out, own, bytes);
     return ctx.waitAll();
 }
 

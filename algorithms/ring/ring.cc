@@ -23,7 +23,7 @@ HcclResult ringReduceScatter(Context& ctx, const RankGroup& group, const BlockLa
     auto at = [&](const char* base, uint32_t blk) { return base + blocks[blk].offset * es; };
     auto bytesOf = [&](uint32_t blk) { return blocks[blk].count * es; };
     if (n == 1) {
-        std::memmove(out, at(in, 0), bytesOf(0));
+        ctx.copy(out, at(in, 0), bytesOf(0));
         return HCCL_SUCCESS;
     }
 

@@ -27,7 +27,7 @@ HcclResult RingAllGather::run(Context& ctx) const {
     char* buf = static_cast<char*>(a.recvBuf);
     const Block& own = blocks[ctx.rank()];
     // memmove: the send buffer may be (part of) the receive buffer (in place).
-    if (a.sendBuf != buf + own.offset * es) std::memmove(buf + own.offset * es, a.sendBuf, own.count * es);
+    if (a.sendBuf != buf + own.offset * es) ctx.copy(buf + own.offset * es, a.sendBuf, own.count * es);
     return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf);
 }
 
@@ -45,7 +45,7 @@ HcclResult RingReduceScatter::run(Context& ctx) const {
     if (!aliased) return ringReduceScatter(ctx, RankGroup::everyone(ctx), blocks, in, nullptr, out);
     std::vector<char> tmp(outBytes);
     HOSTCCL_CHECK(ringReduceScatter(ctx, RankGroup::everyone(ctx), blocks, in, nullptr, tmp.data()));
-    std::memcpy(out, tmp.data(), outBytes);
+    ctx.copy(out, tmp.data(), outBytes);
     return HCCL_SUCCESS;
 }
 

@@ -50,7 +50,7 @@ HcclResult BinomialReduce::run(Context& ctx) const {
         }
     }
     // Only the root gets here; with no children its result is its own input.
-    if (partial != acc && bytes > 0) std::memmove(acc, in, bytes);
+    if (partial != acc && bytes > 0) ctx.copy(acc, in, bytes);
     return HCCL_SUCCESS;
 }
 

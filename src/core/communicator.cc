@@ -270,11 +270,13 @@ void Communicator::buildView() {
     view_.crowded = ranksOnThisHost() > usableCores();
     view_.algoOverride = options_.algoOverride;
     std::vector<std::string> hosts;
+    std::vector<uint32_t> nodeOf;
     for (const PeerInfo& p : peers_) {
         auto it = std::find(hosts.begin(), hosts.end(), p.hostId);
-        view_.nodeOf.push_back(static_cast<uint32_t>(it - hosts.begin()));
+        nodeOf.push_back(static_cast<uint32_t>(it - hosts.begin()));
         if (it == hosts.end()) hosts.push_back(p.hostId);
     }
+    view_.nodeOf = std::make_shared<const std::vector<uint32_t>>(std::move(nodeOf));
     view_.nodes = static_cast<uint32_t>(hosts.size());
     view_.links = links_.get();
     // The direct algorithms talk to every peer: past kDirectMaxRanks that is a full
@@ -305,9 +307,9 @@ HcclResult Communicator::buildCostModel() {
     if (!options_.inheritedCosts && options_.probeCosts && !fullyConfigured(params, needTcp))
         HOSTCCL_CHECK(probeCosts(view_, connectDeadline(), &failure_, &params));
     std::vector<uint32_t> cores(view_.nodes, 1);
-    for (uint32_t r = 0; r < size(); ++r) cores[view_.nodeOf[r]] = std::max<uint32_t>(1, peers_[r].hostCores);
+    for (uint32_t r = 0; r < size(); ++r) cores[(*view_.nodeOf)[r]] = std::max<uint32_t>(1, peers_[r].hostCores);
     view_.costs = prepareSelector(
-        CostModel(params, view_.nodeOf, cores, env::getString("HOSTCCL_TRANSPORT") == "tcp", view_.board != nullptr));
+        CostModel(params, *view_.nodeOf, cores, env::getString("HOSTCCL_TRANSPORT") == "tcp", view_.board != nullptr));
     log::info("{}: cost model {}", describe(site("init")), params.summary());
     return HCCL_SUCCESS;
 }

@@ -74,7 +74,7 @@ std::string choicesSection(const Communicator& c) {
     static const std::pair<CollType, const char*> colls[] = {
         {CollType::AllReduce, "allreduce"}, {CollType::AllGather, "allgather"},
         {CollType::ReduceScatter, "reducescatter"}, {CollType::Broadcast, "broadcast"},
-        {CollType::Reduce, "reduce"}, {CollType::AlltoAll, "alltoall"},
+        {CollType::Reduce, "reduce"}, {CollType::AlltoAllV, "alltoall"},  // HcclAlltoAll arrives as the V form
     };
     std::string out = "algorithm per size (fp32 sum; direct = ranks on one host, aclrtMalloc buffers):\n";
     out += fmt::format("  {:>10}", "bytes");
@@ -95,9 +95,14 @@ std::string choicesSection(const Communicator& c) {
                 a.recvCounts = counts;
                 a.recvDispls = displs;
             }
-            if (t == CollType::ReduceScatter || t == CollType::AlltoAll) {
+            if (t == CollType::ReduceScatter || t == CollType::AlltoAllV) {
                 a.sendCounts = counts;
                 a.sendDispls = displs;
+            }
+            if (t == CollType::AlltoAllV) {
+                a.recvCounts = counts;
+                a.recvDispls = displs;
+                a.count = 0;
             }
             Context ctx(c.view(), a, Deadline::never(), nullptr);
             out += fmt::format(" {:>18}", selectAlgorithm(ctx).name());

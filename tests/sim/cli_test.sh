@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# hostccl-sim as users run it: a sweep with every candidate writes a CSV and an HTML
+# page; a printed platform reads back; bad input of every kind exits non-zero with
+# the field named and writes nothing.
+set -euo pipefail
+sim=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "sim_command_line: $*"; exit 1; }
+
+"$sim" -n 16,64 -c allreduce,alltoall -b 64K,1M -a all --csv "$dir/out.csv" --html "$dir/out.html" > "$dir/out.txt" \
+    || { cat "$dir/out.txt"; fail "the sweep failed"; }
+grep -q '^collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us' "$dir/out.csv" || fail "CSV header missing"
+# Each (ranks, collective, size) point has exactly one selected row.
+[ "$(awk -F, 'NR > 1 && $6 == 1' "$dir/out.csv" | wc -l)" -eq 8 ] || fail "expected 8 selected rows"
+[ "$(awk -F, 'NR > 1 && $7 == 1' "$dir/out.csv" | wc -l)" -eq 8 ] || fail "expected 8 fastest rows"
+grep -q '<svg' "$dir/out.html" && grep -q '<polyline' "$dir/out.html" || fail "HTML has no plot"
+! grep -q '<script' "$dir/out.html" || fail "the page must open offline, without scripts"
+
+"$sim" --data -n 24 --ranks-per-host 8 -c allgather,reducescatter -b 4K -a all > "$dir/data.txt" || { cat "$dir/data.txt"; fail "data run failed"; }
+[ "$(grep -c ' yes$' "$dir/data.txt")" -ge 6 ] || { cat "$dir/data.txt"; fail "data run did not check results"; }
+
+"$sim" --print-platform --hosts 3 --nic-GBps 1.25 --hosts-per-leaf 2 --oversubscription 2 > "$dir/platform.json"
+"$sim" --platform "$dir/platform.json" -b 1M > "$dir/replay.txt" || fail "a printed platform does not read back"
+grep -q '^allreduce  *24  *3 ' "$dir/replay.txt" || { cat "$dir/replay.txt"; fail "the platform's 3 x 8 ranks were not used"; }
+
+bad() {  # bad <what the message must name> <args...>
+    local want=$1
+    shift
+    rm -f "$dir/bad.csv"
+    if "$sim" "$@" --csv "$dir/bad.csv" > "$dir/bad.out" 2> "$dir/bad.err"; then fail "accepted: $*"; fi
+    grep -q -- "$want" "$dir/bad.err" || { cat "$dir/bad.err"; fail "'$*' does not say '$want'"; }
+    [ ! -e "$dir/bad.csv" ] || fail "'$*' wrote a CSV"
+}
+echo '{"hosts": 2, "ranks_per_host": 4, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": -3, "bandwidth_GBps": 1}, "reduce_GBps": 4, "copy_GBps": 8}' > "$dir/negative.json"
+echo '{"hosts": 2, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8}' > "$dir/missing.json"
+bad "net.alpha_us" --platform "$dir/negative.json"
+bad "ranks_per_host' is missing" --platform "$dir/missing.json"
+bad "cannot read" --platform "$dir/nonexistent.json"
+bad "--ranks: '0'" -n 0
+bad "--ranks: '12'" -n 12
+bad "--sizes: '1Q'" -b 1Q
+bad "--sizes: '99999999999G'" -b 99999999999G
+bad "unknown collective 'allsum'" -c allsum
+bad "--nic-GBps" --nic-GBps -1
+echo "sim_command_line: passed"

@@ -1,0 +1,133 @@
+// The simulated platform's timing model (transports/sim/network.h) and platform
+// files (platform.h): exact virtual times for messages and work, sharing of NICs,
+// uplinks and cores, and refusal of bad platform files naming the field.
+#include <gtest/gtest.h>
+
+#include "transports/sim/network.h"
+#include "transports/sim/platform.h"
+
+using namespace hostccl;
+using namespace hostccl::sim;
+
+namespace {
+
+// Two hosts of two ranks; round numbers so every expected time is exact.
+Platform twoHosts() {
+    Platform p;
+    p.hosts = 2;
+    p.ranksPerHost = 2;
+    p.coresPerHost = 2;
+    p.shm = LinkModel{1e-6, 1e-9, 0};  // 1 GB/s
+    p.net = LinkModel{10e-6, 2e-9, 0};  // 0.5 GB/s per flow
+    p.gamma = 1e-9;
+    p.copyBeta = 0.5e-9;
+    return p;
+}
+
+TEST(SimNetwork, AMessageTakesItsBytesAtTheFlowRatePlusAlpha) {
+    Network net(twoHosts());
+    const MessageTiming local = net.transfer(0, 1, 1000, 5e-6);
+    EXPECT_DOUBLE_EQ(local.start, 5e-6);
+    EXPECT_DOUBLE_EQ(local.sent, 5e-6 + 1000 * 1e-9);
+    EXPECT_DOUBLE_EQ(local.arrived, 5e-6 + 1000 * 1e-9 + 1e-6);
+    const MessageTiming remote = net.transfer(0, 2, 1000, 0);
+    EXPECT_DOUBLE_EQ(remote.arrived, 1000 * 2e-9 + 10e-6);
+}
+
+TEST(SimNetwork, RanksOfOneHostShareItsNic) {
+    Platform p = twoHosts();
+    p.nicBytesPerSec = 1e9;  // 1 GB/s per direction: two 0.5 GB/s flows fill it, four wait
+    Network net(p);
+    // Both ranks of host 0 send 1 MB to host 1 at once: each flow alone takes 2 ms
+    // (its own rate) and holds the NIC 1 ms, so the second starts when the NIC frees.
+    const MessageTiming a = net.transfer(0, 2, 1000000, 0);
+    const MessageTiming b = net.transfer(1, 3, 1000000, 0);
+    EXPECT_DOUBLE_EQ(a.start, 0);
+    EXPECT_DOUBLE_EQ(a.sent, 2e-3);
+    EXPECT_DOUBLE_EQ(b.start, 1e-3);
+    EXPECT_DOUBLE_EQ(b.sent, 3e-3);
+}
+
+TEST(SimNetwork, AnOversubscribedUplinkIsShared) {
+    Platform p = twoHosts();
+    p.hosts = 4;
+    p.nicBytesPerSec = 1e9;
+    p.net.beta = 1e-9;         // a flow could fill the NIC
+    p.hostsPerSwitch = 2;      // two leaves of two hosts
+    p.oversubscription = 2;    // each leaf's uplink carries one NIC's worth
+    Network net(p);
+    // Hosts 0 and 1 (leaf 0) each send 1 MB to hosts 2 and 3 (leaf 1): one uplink for two.
+    const MessageTiming a = net.transfer(0, 4, 1000000, 0);
+    const MessageTiming b = net.transfer(2, 6, 1000000, 0);
+    EXPECT_DOUBLE_EQ(a.sent, 1e-3);
+    EXPECT_DOUBLE_EQ(b.start, 1e-3);
+    EXPECT_DOUBLE_EQ(b.sent, 2e-3);
+    // Inside a leaf no uplink is used: hosts 0 and 1 swap 1 MB each at once.
+    net.reset();
+    EXPECT_DOUBLE_EQ(net.transfer(0, 2, 1000000, 0).start, 0);
+    EXPECT_DOUBLE_EQ(net.transfer(2, 0, 1000000, 0).start, 0);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 4, 1000000, 0).start, 1e-3);  // host 0's NIC is busy until then
+}
+
+TEST(SimNetwork, WorkBeyondTheCoresWaitsForOne) {
+    Platform p = twoHosts();
+    p.coresPerHost = 1;
+    Network net(p);
+    EXPECT_DOUBLE_EQ(net.work(0, 1e-3, 0), 1e-3);
+    EXPECT_DOUBLE_EQ(net.work(0, 1e-3, 0), 2e-3);    // the one core is busy until 1 ms
+    EXPECT_DOUBLE_EQ(net.work(1, 1e-3, 0), 1e-3);    // the other host's is free
+    net.reset();
+    EXPECT_DOUBLE_EQ(net.work(0, 1e-3, 0), 1e-3);
+}
+
+TEST(SimPlatform, ReadsAFileAndWritesItBack) {
+    const std::string text = R"({"hosts": 4, "ranks_per_host": 8, "cores_per_host": 16,
+        "shm": {"alpha_us": 1.5, "bandwidth_GBps": 6},
+        "net": {"alpha_us": 20, "bandwidth_GBps": 1.1, "nic_GBps": 12.5, "kind": "rdma"},
+        "switch": {"hosts_per_leaf": 2, "oversubscription": 3},
+        "reduce_GBps": 4, "copy_GBps": 8})";
+    Platform p;
+    std::string why;
+    ASSERT_TRUE(parsePlatform(text, &p, &why)) << why;
+    EXPECT_EQ(p.ranks(), 32u);
+    EXPECT_EQ(p.cores(), 16u);
+    EXPECT_DOUBLE_EQ(p.shm.alpha, 1.5e-6);
+    EXPECT_DOUBLE_EQ(p.net.beta, 1e-9 / 1.1);
+    EXPECT_EQ(p.netClass, LinkClass::Rdma);
+    EXPECT_DOUBLE_EQ(p.nicBytesPerSec, 12.5e9);
+    EXPECT_EQ(p.hostsPerSwitch, 2u);
+    EXPECT_DOUBLE_EQ(p.oversubscription, 3);
+    Platform again;
+    ASSERT_TRUE(parsePlatform(platformJson(p), &again, &why)) << why;
+    EXPECT_EQ(platformJson(again), platformJson(p));
+}
+
+TEST(SimPlatform, BadFilesNameTheFieldAndChangeNothing) {
+    struct Case {
+        const char* text;
+        const char* names;
+    };
+    const Case cases[] = {
+        {R"({"ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'hosts' is missing"},
+        {R"({"hosts": 0, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'hosts' must be greater than 0"},
+        {R"({"hosts": 2, "ranks_per_host": 8, "shm": {"alpha_us": -1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1}, "reduce_GBps": 4, "copy_GBps": 8})", "'shm.alpha_us' must be 0 or more"},
+        {R"({"hosts": 2, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'net.alpha_us' is missing"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": "fast"}, "reduce_GBps": 4, "copy_GBps": 8})", "'shm.bandwidth_GBps' must be a number"},
+        {R"({"hosts": 1.5, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'hosts' must be a whole number"},
+        {R"({"hosts": 65536, "ranks_per_host": 65536, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1}, "reduce_GBps": 4, "copy_GBps": 8})", "more than 16777216 ranks"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "copy_GBps": 8})", "'reduce_GBps' is missing"},
+        {R"({"hosts": 2, "ranks_per_host": 2, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1, "kind": "carrier pigeon"}, "reduce_GBps": 4, "copy_GBps": 8})", "'net.kind' must be"},
+        {"[1, 2]", "not a JSON object"},
+        {"{\"hosts\": ", "not a JSON object"},
+    };
+    for (const Case& c : cases) {
+        Platform p = twoHosts();
+        const std::string before = platformJson(p);
+        std::string why;
+        EXPECT_FALSE(parsePlatform(c.text, &p, &why)) << c.text;
+        EXPECT_NE(why.find(c.names), std::string::npos) << "got: " << why;
+        EXPECT_EQ(platformJson(p), before);
+    }
+}
+
+}  // namespace
