@@ -3,7 +3,7 @@
 # page; a printed platform reads back; bad input of every kind exits non-zero with
 # the field named and writes nothing.
 set -euo pipefail
-sim=$1
+sim=$1 perf=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "sim_command_line: $*"; exit 1; }
@@ -24,6 +24,14 @@ grep -q '<svg' "$dir/out.html" && grep -q '<polyline' "$dir/out.html" || fail "H
 "$sim" --platform "$dir/platform.json" -b 1M > "$dir/replay.txt" || fail "a printed platform does not read back"
 grep -q '^allreduce  *24  *3 ' "$dir/replay.txt" || { cat "$dir/replay.txt"; fail "the platform's 3 x 8 ranks were not used"; }
 
+# Calibrated from reality: a probe of ranks as threads here, and a saved description.
+"$sim" --probe --probe-ranks 3 > "$dir/probed.json" || fail "--probe failed"
+grep -q '"ranks_per_host": 3' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe's layout is not 3 ranks"; }
+"$sim" --platform "$dir/probed.json" -b 64K > /dev/null || fail "the probed platform does not read back"
+"$perf" -p 2 -b 8 -e 8 -n 1 -w 0 --topology > "$dir/describe.txt"
+"$sim" --describe "$dir/describe.txt" --print-platform > "$dir/described.json" || fail "--describe failed"
+grep -q '"ranks_per_host": 2' "$dir/described.json" || { cat "$dir/described.json"; fail "the description's layout is not 2 ranks"; }
+
 bad() {  # bad <what the message must name> <args...>
     local want=$1
     shift
@@ -43,4 +51,6 @@ bad "--sizes: '1Q'" -b 1Q
 bad "--sizes: '99999999999G'" -b 99999999999G
 bad "unknown collective 'allsum'" -c allsum
 bad "--nic-GBps" --nic-GBps -1
+echo "no description here" > "$dir/junk.txt"
+bad "no 'N ranks on M hosts' line" --describe "$dir/junk.txt"
 echo "sim_command_line: passed"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "transports/sim/network.h"
+#include "tools/sim/probe.h"
 #include "transports/sim/platform.h"
 
 using namespace hostccl;
@@ -130,4 +131,28 @@ TEST(SimPlatform, BadFilesNameTheFieldAndChangeNothing) {
     }
 }
 
+}  // namespace
+
+namespace {
+TEST(SimPlatform, ReadsHostcclCommDescribesText) {
+    const std::string text =
+        "# communicator c: 8 ranks on 2 hosts; this is rank 0\n"
+        "# host 0 (a): 16 cores, 1 NUMA node; ranks 0 (local 0) 1 (local 1) 2 (local 2) 3 (local 3)\n"
+        "# cost model: shm alpha 0.50us (crowded 0.70us) beta 4.000GB/s (probe), tcp alpha 30.00us beta 1.250GB/s "
+        "(probe), rdma alpha 5.00us beta 3.000GB/s (default), reduce 8.00GB/s (probe), copy 10.00GB/s (probe)\n";
+    Platform p;
+    std::string why;
+    ASSERT_TRUE(hostccl::sim::platformFromDescription(text, &p, &why)) << why;
+    EXPECT_EQ(p.hosts, 2u);
+    EXPECT_EQ(p.ranksPerHost, 4u);
+    EXPECT_EQ(p.coresPerHost, 16u);
+    EXPECT_DOUBLE_EQ(p.shm.alpha, 0.5e-6);
+    EXPECT_DOUBLE_EQ(p.shm.beta, 1e-9 / 4);
+    EXPECT_DOUBLE_EQ(p.net.alpha, 30e-6);
+    EXPECT_DOUBLE_EQ(p.net.beta, 1e-9 / 1.25);
+    EXPECT_DOUBLE_EQ(p.gamma, 1e-9 / 8);
+    EXPECT_DOUBLE_EQ(p.copyBeta, 1e-9 / 10);
+    EXPECT_FALSE(hostccl::sim::platformFromDescription("# communicator c: 7 ranks on 2 hosts\n", &p, &why));
+    EXPECT_NE(why.find("not an even layout"), std::string::npos) << why;
+}
 }  // namespace

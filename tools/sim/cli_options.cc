@@ -7,11 +7,19 @@
 #include <sstream>
 
 #include "tools/sim/collective_runner.h"
+#include "tools/sim/probe.h"
 
 namespace hostccl::sim {
 
 void addOptions(CLI::App& app, SimOptions* o) {
-    app.add_option("--platform", o->platformPath, "platform JSON (see docs/simulator.md); else the defaults below");
+    auto* platform =
+        app.add_option("--platform", o->platformPath, "platform JSON (see docs/simulator.md); else the defaults below");
+    app.add_option("--describe", o->describePath, "the platform from a saved HostcclCommDescribe text")
+        ->excludes(platform);
+    app.add_flag("--probe", o->probe,
+                 "create a communicator (ranks as threads here, or one per process under mpirun/srun), "
+                 "print its measured platform as JSON and exit");
+    app.add_option("--probe-ranks", o->probeRanks, "threads to probe with (default: the launcher's ranks, else 4)");
     app.add_option("--hosts", o->hosts, "hosts (default 1, or the platform file's)")->check(CLI::PositiveNumber);
     app.add_option("--ranks-per-host", o->ranksPerHost, "ranks on each host (default 8, or the platform file's)")
         ->check(CLI::PositiveNumber);
@@ -61,6 +69,14 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 bool loadPlatform(const SimOptions& o, Platform* p, std::string* why) {
+    if (!o.describePath.empty()) {
+        std::ifstream f(o.describePath);
+        std::stringstream text;
+        text << f.rdbuf();
+        if (f && platformFromDescription(text.str(), p, why)) return true;
+        *why = fmt::format("--describe {}: {}", o.describePath, f ? *why : "cannot read it");
+        return false;
+    }
     if (o.platformPath.empty()) {
         *p = fromCostParams(CostParams::defaults(), 1, 8, 0, LinkClass::Tcp);
         return true;

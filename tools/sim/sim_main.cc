@@ -10,7 +10,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "hostccl/hostccl.h"
 #include "tools/sim/cli_options.h"
+#include "tools/sim/probe.h"
 #include "tools/sim/report.h"
 
 using namespace hostccl;
@@ -21,6 +23,22 @@ bool writeFile(const std::string& path, const std::string& text) {
     std::ofstream f(path);
     f << text;
     return static_cast<bool>(f);
+}
+
+// --probe: the measured platform as JSON, printed by rank 0 only.
+int probeAndPrint(const SimOptions& opt) {
+    uint32_t rank, size, local;
+    const bool launched = HostcclGetLauncherRank(&rank, &size, &local) == HCCL_SUCCESS;
+    const uint32_t threads = opt.probeRanks > 0 ? opt.probeRanks : launched ? 0 : 4;
+    Platform p;
+    bool printer = false;
+    std::string why;
+    if (!probePlatform(threads, &p, &printer, &why)) {
+        std::fprintf(stderr, "hostccl-sim --probe: %s\n", why.c_str());
+        return 1;
+    }
+    if (printer) std::fputs(platformJson(p).c_str(), stdout);
+    return 0;
 }
 
 // One point: the selector's pick, then (with `all`) every other candidate.
@@ -49,6 +67,7 @@ int main(int argc, char** argv) {
     addOptions(app, &opt);
     CLI11_PARSE(app, argc, argv);
     std::string why;
+    if (opt.probe) return probeAndPrint(opt);
     std::vector<Platform> platforms;
     if (!resolve(opt, &platforms, &why)) {
         std::fprintf(stderr, "hostccl-sim: %s\n", why.c_str());
