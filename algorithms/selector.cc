@@ -138,6 +138,9 @@ void noteUnhonoured(const Context& ctx, AlgoFamily family) {
 struct Candidate {
     const Algorithm* algo;
     bool (*usable)(const Context&);
+    // Whether the model may choose it where it can run (null: always); what HCCL_ALGO
+    // forces and what the simulator compares need only `usable`.
+    bool (*weighed)(const Context&) = nullptr;
 };
 
 bool always(const Context&) { return true; }
@@ -174,9 +177,7 @@ int64_t directMinBytes() {
 // favours it at small sizes (the pairwise handshake term) while on this VM it
 // measured no faster than pairwise at 4 ranks up to 4 KiB and slower at 32 KiB
 // (14 vs 8 us); HCCL_ALGO=alltoall=level1:NB forces it at any size.
-bool bruckAlltoAllWeighed(const Context& ctx) {
-    return equalBlocks(ctx) && (ctx.args().type == CollType::AlltoAll || ctx.size() >= 16);
-}
+bool bruckAlltoAllWeighed(const Context& ctx) { return ctx.args().type == CollType::AlltoAll || ctx.size() >= 16; }
 
 bool directUsable(const Context& ctx) { return directPossible(ctx) && directMinBytes() != -1; }
 // A pairwise all-to-all links every pair: for threads of one process beyond the
@@ -213,7 +214,7 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
             return {{&a.binomialReduce, always}, {&a.halvingDoublingReduce, always}, {&a.directReduce, directUsable}};
         case AlgoOp::AlltoAll:
             return {{&a.pairwiseAlltoAll, pairwiseAffordable},
-                    {&a.bruckAlltoAll, bruckAlltoAllWeighed},
+                    {&a.bruckAlltoAll, equalBlocks, bruckAlltoAllWeighed},
                     {&a.directAlltoAll, directUsable}};
         default: return {};
     }
@@ -279,7 +280,9 @@ const Algorithm& adaptive(const Context& ctx) {
     const Algorithm* best = nullptr;
     double bestTime = 0;
     for (const Candidate& c : cands) {
-        if (!c.usable(ctx) || (c.usable == directUsable && directMinBytes() >= 0)) continue;
+        if (!c.usable(ctx) || (c.weighed != nullptr && !c.weighed(ctx)) ||
+            (c.usable == directUsable && directMinBytes() >= 0))
+            continue;
         const double t = ctx.costs() ? ctx.costs()->estimate(c.algo, bytes) : 0;
         if (best == nullptr || t < bestTime * kMustBeCheaper) {
             best = c.algo;

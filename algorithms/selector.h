@@ -18,7 +18,7 @@ std::shared_ptr<SelectorCosts> prepareSelector(const CostModel& model);
 const CostModel& modelOf(const SelectorCosts& costs);
 
 const Algorithm& selectAlgorithm(const Context& ctx);
-// The candidates the model weighs for the op that can run this call, most robust
+// The candidates for the op that can run this call (forced or chosen), most robust
 // first (the simulator runs each to see which is really fastest).
 std::vector<const Algorithm*> usableCandidates(const Context& ctx);
 
