@@ -76,12 +76,9 @@ MsgTag Context::opTag() const {
 
 void Context::copy(void* dst, const void* src, size_t bytes) {
     if (bytes == 0) return;
-    if (comm_.driver == nullptr) {
-        std::memmove(dst, src, bytes);  // in-place ops: the regions may overlap
-        return;
-    }
-    if (comm_.driver->movesData()) std::memmove(dst, src, bytes);
-    comm_.driver->localWork(transport::Driver::Work::Copy, bytes);
+    // memmove: in-place ops' regions may overlap.
+    if (comm_.driver == nullptr || comm_.driver->movesData()) std::memmove(dst, src, bytes);
+    if (comm_.driver != nullptr) comm_.driver->localWork(transport::Driver::Work::Copy, bytes);
 }
 
 void Context::reduce(void* dst, const void* a, const void* b, size_t count) {
