@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The simulator against measured runs across emulated hosts (issue 17's validation):
+# HOSTS network namespaces joined by a bridge, each link shaped to RATE each way with
+# tc tbf (or unshaped), RANKS_PER_HOST processes per host started with launcher
+# variables. Per collective, algorithm (forced with HCCL_ALGO; the hierarchical ones
+# too) and size: rank 0's measured time (best of 3) and hostccl-sim's prediction on
+# the platform --probe measured on the same layout, with the shaper's rate as the NIC
+# bandwidth. Needs root (ip netns, tc).
+#   bash bench/sim/validate_hosts.sh [--hosts "2 4"] [--ranks-per-host 4] [--rates "1gbit none"]
+#                                    [--sizes "64K 1M 64M"] [--out FILE]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source bench/sim/common.sh
+hosts_list="2 4" per_host=4 rates="1gbit none" sizes="64K 1M 64M" out=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --hosts) hosts_list=$2; shift ;;
+        --ranks-per-host) per_host=$2; shift ;;
+        --rates) rates=$2; shift ;;
+        --sizes) sizes=$2; shift ;;
+        --out) out=$2; shift ;;
+        *) echo "unknown argument $1"; exit 2 ;;
+    esac
+    shift
+done
+[ "$(id -u)" -eq 0 ] || { echo "skipped: needs root for ip netns and tc"; exit 0; }
+bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
+root=$PWD perf=$PWD/build/bench/perf sim=$PWD/build/tools/sim/hostccl-sim
+logs=$(mktemp -d /tmp/hostccl-simhosts.XXXXXX)
+tag=sv$$ bridge=sv$$br made=0
+
+teardown() {
+    for h in $(seq 0 $((made - 1))); do ip netns del "$tag$h" 2>/dev/null; ip link del "$tag$h" 2>/dev/null; done
+    ip link del "$bridge" 2>/dev/null
+    made=0
+}
+trap teardown EXIT
+
+# hosts <count> <rate>: namespaces $tag0.. at 10.236.0.1.., each veth shaped both ways
+hosts() {
+    teardown
+    ip link add "$bridge" type bridge && ip link set "$bridge" up || exit 1
+    for h in $(seq 0 $(($1 - 1))); do
+        ip netns add "$tag$h" && made=$((h + 1))
+        ip link add "$tag$h" type veth peer name "${tag}p$h" && ip link set "${tag}p$h" netns "$tag$h"
+        ip link set "$tag$h" master "$bridge" && ip link set "$tag$h" up
+        ip -n "$tag$h" addr add 10.236.0.$((h + 1))/24 dev "${tag}p$h"
+        ip -n "$tag$h" link set "${tag}p$h" up && ip -n "$tag$h" link set lo up
+        if [ "$2" != none ]; then
+            tc qdisc add dev "$tag$h" root tbf rate "$2" burst 256kb latency 50ms
+            ip netns exec "$tag$h" tc qdisc add dev "${tag}p$h" root tbf rate "$2" burst 256kb latency 50ms
+        fi
+    done
+}
+
+# launch <n> <program...>: one process per rank on its host; rank 0's output on stdout
+launch() {
+    local n=$1 port=$((20000 + RANDOM % 12000)) pids=()
+    shift
+    for r in $(seq 0 $((n - 1))); do
+        ip netns exec "$tag$((r / per_host))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per_host)) \
+            HOSTCCL_ROOT_ADDR=10.236.0.1:$port timeout 600 "$@" > "$logs/rank.$r" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    cat "$logs/rank.0"
+}
+
+measure_once() {  # <coll> <family> <bytes>
+    read -r n _ <<< "$layout"
+    launch "$n" env HCCL_ALGO="$1=level0:NA;level1:$2" "$perf/${1}_perf" -b "$3" -e "$3" -n 5 -w 2 |
+        awk '$1 ~ /^[0-9]+$/ { print $6; exit }'
+}
+
+header | tee "$logs/table"
+for rate in $rates; do
+    nic=()
+    [ "$rate" != none ] && nic=(--nic-GBps "$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1e9; else if (r ~ /mbit/) v *= 1e6; printf "%g", v / 8e9 }')")
+    for h in $hosts_list; do
+        n=$((h * per_host)) layout="$((h * per_host)) $per_host" platform=$logs/platform.$h.$rate.json
+        hosts "$h" "$rate"
+        launch "$n" "$sim" --probe > "$platform"
+        grep -q '"hosts"' "$platform" || { cat "$platform" "$logs"/rank.*; echo "probe on $h hosts failed"; exit 1; }
+        echo "# $h hosts x $per_host ranks, rate $rate" | tee -a "$logs/table"
+        for point in $points $hierarchical_points; do
+            IFS=: read -r coll family name <<< "$point"
+            for size in $sizes; do
+                b=$(bytes "$size")
+                row "$coll" "$name" "$b" "$(best_of_3 measure_once "$coll" "$family" "$b")" \
+                    "$(predict "$coll" "$name" "$b" "${nic[@]}")" | tee -a "$logs/table"
+            done
+        done
+    done
+done
+summary "$logs/table" | tee -a "$logs/table"
+[ -n "$out" ] && cp "$logs/table" "$out"
+echo "platforms, table and rank logs: $logs"
