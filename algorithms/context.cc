@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/datatype.h"
@@ -33,6 +34,16 @@ Context::Context(const CommView& comm, const CollArgs& args, Deadline deadline, 
       posted_(storageOf(comm).posted),
       pending_(storageOf(comm).pending) {
     posted_.clear();
+}
+
+void setHosts(CommView* view, std::vector<uint32_t> nodeOf) {
+    uint32_t nodes = 0;
+    for (uint32_t h : nodeOf) nodes = std::max(nodes, h + 1);
+    std::vector<std::vector<uint32_t>> ranks(nodes);
+    for (uint32_t r = 0; r < nodeOf.size(); ++r) ranks[nodeOf[r]].push_back(r);
+    view->nodes = nodes;
+    view->nodeOf = std::make_shared<const std::vector<uint32_t>>(std::move(nodeOf));
+    view->hostRanks = std::make_shared<const std::vector<std::vector<uint32_t>>>(std::move(ranks));
 }
 
 uint64_t Context::opBytes() const {

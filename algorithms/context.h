@@ -68,6 +68,8 @@ struct CommView {
     // Per rank: its host, numbered in order of lowest rank (shared: simulated ranks
     // would otherwise hold n copies of it).
     std::shared_ptr<const std::vector<uint32_t>> nodeOf;
+    // Per host, its ranks in rank order (what the hierarchical algorithms group by).
+    std::shared_ptr<const std::vector<std::vector<uint32_t>>> hostRanks;
     uint32_t nodes = 1;
     Tracer* tracer = nullptr;              // HOSTCCL_TRACE: records each step
     std::shared_ptr<SelectorCosts> costs;  // the selector's cost model (selector.h)
@@ -78,6 +80,9 @@ struct CommView {
     transport::Driver* driver = nullptr;
     OpStorage* storage = nullptr;
 };
+
+// Sets nodeOf, nodes and hostRanks from each rank's host number (hosts numbered 0..).
+void setHosts(CommView* view, std::vector<uint32_t> nodeOf);
 
 // Where an op keeps its transfers, reused from op to op.
 struct OpStorage {
@@ -99,6 +104,7 @@ public:
     bool singleProcess() const { return comm_.singleProcess; }
     bool crowded() const { return comm_.crowded; }
     uint32_t nodeOf(uint32_t rank) const { return (*comm_.nodeOf)[rank]; }
+    const std::vector<std::vector<uint32_t>>& hostRanks() const { return *comm_.hostRanks; }
     uint32_t nodes() const { return comm_.nodes; }
     SelectorCosts* costs() const { return comm_.costs.get(); }
     const SymmetricWindows* windows() const { return comm_.windows; }

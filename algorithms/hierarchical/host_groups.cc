@@ -4,8 +4,7 @@
 
 namespace hostccl {
 
-HostGroups::HostGroups(const Context& ctx) : hosts(ctx.nodes()), myHost(ctx.nodeOf(ctx.rank())) {
-    for (uint32_t r = 0; r < ctx.size(); ++r) hosts[ctx.nodeOf(r)].push_back(r);
+HostGroups::HostGroups(const Context& ctx) : hosts(ctx.hostRanks()), myHost(ctx.nodeOf(ctx.rank())) {
     local.ranks = hosts[myHost];
     while (local.ranks[local.index] != ctx.rank()) ++local.index;
     for (const auto& h : hosts) qmax = std::max(qmax, static_cast<uint32_t>(h.size()));

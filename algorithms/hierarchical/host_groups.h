@@ -16,7 +16,7 @@ namespace hostccl {
 struct HostGroups {
     explicit HostGroups(const Context& ctx);
 
-    std::vector<std::vector<uint32_t>> hosts;  // ranks of every host, in rank order
+    const std::vector<std::vector<uint32_t>>& hosts;  // ranks of every host, in rank order (the communicator's)
     uint32_t myHost = 0;
     RankGroup local;   // this host's ranks, in rank order
     uint32_t qmax = 0; // the most ranks on any host

@@ -276,8 +276,7 @@ void Communicator::buildView() {
         nodeOf.push_back(static_cast<uint32_t>(it - hosts.begin()));
         if (it == hosts.end()) hosts.push_back(p.hostId);
     }
-    view_.nodeOf = std::make_shared<const std::vector<uint32_t>>(std::move(nodeOf));
-    view_.nodes = static_cast<uint32_t>(hosts.size());
+    setHosts(&view_, std::move(nodeOf));
     view_.links = links_.get();
     // The direct algorithms talk to every peer: past kDirectMaxRanks that is a full
     // mesh of links, which on-demand connections exist to avoid (HOSTCCL_CONNECT_ALL=1

@@ -56,7 +56,8 @@ Simulation::Simulation(const Platform& platform, bool carryData) : network_(plat
     // The selector's model, as a communicator on this platform would have measured it.
     const auto costs = prepareSelector(CostModel(platform.costParams(), nodeOf,
                                                  std::vector<uint32_t>(platform.hosts, platform.cores()), false));
-    const auto sharedNodeOf = std::make_shared<const std::vector<uint32_t>>(nodeOf);
+    CommView hosts;  // the host tables every rank shares
+    setHosts(&hosts, nodeOf);
     ranks_.reserve(n);
     for (uint32_t r = 0; r < n; ++r) {
         ranks_.push_back(std::make_unique<Rank>(*this, r));
@@ -69,8 +70,9 @@ Simulation::Simulation(const Platform& platform, bool carryData) : network_(plat
         // Sizes only: nothing read from scratch matters, so every rank shares one.
         v.scratch = carryData ? &ranks_[r]->scratch : &sharedScratch_;
         v.crowded = platform.ranksPerHost > platform.cores();
-        v.nodeOf = sharedNodeOf;
-        v.nodes = platform.hosts;
+        v.nodeOf = hosts.nodeOf;
+        v.hostRanks = hosts.hostRanks;
+        v.nodes = hosts.nodes;
         v.costs = costs;
         v.driver = ranks_[r].get();
         v.storage = &ranks_[r]->storage;
