@@ -10,6 +10,12 @@ broadcast:binomial:binomial broadcast:H-D_R:scatter-allgather alltoall:pairwise:
 hierarchical_points="allreduce:NHR:hierarchical allgather:NHR:hierarchical reducescatter:NHR:hierarchical
 broadcast:NHR:hierarchical"
 
+# iterations <bytes>: the perf tool's -n and -w for a size. Small ops need many: the
+# first iterations after init pay page faults and wake-ups worth 100x their work.
+iterations() {
+    if [ "$1" -le 1048576 ]; then echo "-n 100 -w 20"; elif [ "$1" -le 16777216 ]; then echo "-n 20 -w 5"; else echo "-n 8 -w 3"; fi
+}
+
 bytes() { case $1 in *K) echo $((${1%K} * 1024)) ;; *M) echo $((${1%M} * 1048576)) ;; *) echo "$1" ;; esac; }
 
 # predict <coll> <name> <bytes> [overrides...]: hostccl-sim's time (us) on $platform

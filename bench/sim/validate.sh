@@ -23,7 +23,7 @@ perf=build/bench/perf sim=build/tools/sim/hostccl-sim
 logs=$(mktemp -d /tmp/hostccl-simval.XXXXXX)
 
 measure_once() {  # <coll> <family> <ranks> <bytes>
-    HCCL_ALGO="$1=level0:NA;level1:$2" "$perf/${1}_perf" -p "$3" -b "$4" -e "$4" -n 5 -w 2 2>/dev/null |
+    HCCL_ALGO="$1=level0:NA;level1:$2" "$perf/${1}_perf" -p "$3" -b "$4" -e "$4" $(iterations "$4") 2>/dev/null |
         awk '$1 ~ /^[0-9]+$/ { print $6; exit }'
 }
 

@@ -68,7 +68,7 @@ launch() {
 
 measure_once() {  # <coll> <family> <bytes>
     read -r n _ <<< "$layout"
-    launch "$n" env HCCL_ALGO="$1=level0:NA;level1:$2" "$perf/${1}_perf" -b "$3" -e "$3" -n 5 -w 2 |
+    launch "$n" env HCCL_ALGO="$1=level0:NA;level1:$2" "$perf/${1}_perf" -b "$3" -e "$3" $(iterations "$3") |
         awk '$1 ~ /^[0-9]+$/ { print $6; exit }'
 }
 

@@ -81,15 +81,60 @@ TEST(SimNetwork, WorkBeyondTheCoresWaitsForOne) {
     EXPECT_DOUBLE_EQ(net.work(0, 1e-3, 0), 1e-3);
 }
 
+// From the single-copy size on, a shared-memory message is the receiver's one pass:
+// a fused reduction runs at the slower of copy and reduction, the sender's core
+// stays free, and crowded hosts pay their own alpha.
+TEST(SimNetwork, ASingleCopyIsTheReceiversPass) {
+    Platform p = twoHosts();
+    p.coresPerHost = 1;
+    p.gamma = 3e-9;
+    p.shm.cpuShare = 0.5;
+    p.shm.alphaCrowded = 5e-6;
+    Network net(p);
+    const MessageTiming t = net.transfer(0, 1, 1 << 16, 0, true);
+    EXPECT_DOUBLE_EQ(t.sent, (1 << 16) * 3e-9);
+    EXPECT_DOUBLE_EQ(t.arrived, t.sent + 5e-6);                          // 2 ranks on 1 core: crowded
+    EXPECT_DOUBLE_EQ(net.work(0, 1e-6, 0), (1 << 16) * 3e-9 + 1e-6);     // the one core was the receiver's
+    net.reset();
+    const MessageTiming ring = net.transfer(0, 1, 1000, 0);             // below it: both ends copy
+    EXPECT_DOUBLE_EQ(ring.sent, 1000 * 1e-9);
+    EXPECT_DOUBLE_EQ(net.work(0, 1e-6, 0), 1000 * 1e-9 + 1e-6);          // two halves on the one core
+}
+
+// An op whose data outgrows a host's cache moves and reduces at the bulk rates;
+// one that fits, and rates the platform leaves out, keep the in-cache ones.
+TEST(SimNetwork, DataBeyondTheCacheMovesAtTheBulkRates) {
+    Platform p = twoHosts();
+    p.bulk = BulkRates{{{1 << 20, 0}, {4 << 20, 0.5}, {16 << 20, 1}}, 4e-9, 0, 3e-9, 0};
+    Network net(p);
+    net.setWorkingSet(1 << 20);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 1, 1000, 0).sent, 1000 * 1e-9);
+    EXPECT_DOUBLE_EQ(net.rates().gamma, 1e-9);
+    net.setWorkingSet(2 << 20);  // halfway to 4 MiB on a log scale: a quarter of the way to bulk
+    EXPECT_DOUBLE_EQ(net.rates().gamma, 1e-9 + 0.25 * 2e-9);
+    EXPECT_DOUBLE_EQ(net.rates().shm.beta, 1e-9 + 0.25 * 3e-9);
+    net.setWorkingSet(64 << 20);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 1, 1000, 0).sent, 1000 * 4e-9);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 2, 1000, 0).sent, 1000 * 2e-9);  // no bulk net rate given
+    EXPECT_DOUBLE_EQ(net.rates().gamma, 3e-9);
+    EXPECT_DOUBLE_EQ(net.rates().copyBeta, 0.5e-9);
+}
+
 TEST(SimPlatform, ReadsAFileAndWritesItBack) {
     const std::string text = R"({"hosts": 4, "ranks_per_host": 8, "cores_per_host": 16,
         "shm": {"alpha_us": 1.5, "bandwidth_GBps": 6},
         "net": {"alpha_us": 20, "bandwidth_GBps": 1.1, "nic_GBps": 12.5, "kind": "rdma"},
         "switch": {"hosts_per_leaf": 2, "oversubscription": 3},
-        "reduce_GBps": 4, "copy_GBps": 8})";
+        "reduce_GBps": 4, "copy_GBps": 8,
+        "bulk": {"curve": [[1048576, 0], [67108864, 1]], "shm_GBps": 3, "reduce_GBps": 2}})";
     Platform p;
     std::string why;
     ASSERT_TRUE(parsePlatform(text, &p, &why)) << why;
+    ASSERT_EQ(p.bulk.curve.size(), 2u);
+    EXPECT_EQ(p.bulk.curve[1].first, 67108864u);
+    EXPECT_DOUBLE_EQ(p.bulk.fractionAt(8 << 20), 0.5);
+    EXPECT_DOUBLE_EQ(p.bulk.shmBeta, 1e-9 / 3);
+    EXPECT_DOUBLE_EQ(p.bulk.netBeta, 0);  // not given: the in-cache rate holds
     EXPECT_EQ(p.ranks(), 32u);
     EXPECT_EQ(p.cores(), 16u);
     EXPECT_DOUBLE_EQ(p.shm.alpha, 1.5e-6);
@@ -118,6 +163,9 @@ TEST(SimPlatform, BadFilesNameTheFieldAndChangeNothing) {
         {R"({"hosts": 65536, "ranks_per_host": 65536, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1}, "reduce_GBps": 4, "copy_GBps": 8})", "more than 16777216 ranks"},
         {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "copy_GBps": 8})", "'reduce_GBps' is missing"},
         {R"({"hosts": 2, "ranks_per_host": 2, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1, "kind": "carrier pigeon"}, "reduce_GBps": 4, "copy_GBps": 8})", "'net.kind' must be"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"cache_bytes": 1024, "shm_GBps": 0}})", "'bulk.shm_GBps' must be greater than 0"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"curve": [[1024, 0], [512, 1]]}})", "'bulk.curve' must list growing byte counts"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"curve": [[1024, 1.5]]}})", "'bulk.curve' must hold"},
         {"[1, 2]", "not a JSON object"},
         {"{\"hosts\": ", "not a JSON object"},
     };

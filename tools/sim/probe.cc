@@ -10,6 +10,7 @@
 #include "core/communicator.h"
 #include "hccl/hccl.h"
 #include "hostccl/hostccl.h"
+#include "tools/sim/bulk_probe.h"
 
 namespace hostccl::sim {
 
@@ -57,8 +58,9 @@ bool probePlatform(uint32_t localRanks, Platform* out, bool* printer, std::strin
         return false;
     }
     *printer = first.rank() == 0;
+    const bool measured = measureBulk(comms, out, why);
     for (HcclComm c : comms) HcclCommDestroy(c);
-    return true;
+    return measured;
 }
 
 bool platformFromDescription(const std::string& text, Platform* out, std::string* why) {

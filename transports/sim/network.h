@@ -29,9 +29,14 @@ class Network {
 public:
     explicit Network(const Platform& p);
     const Platform& platform() const { return p_; }
+    // The rates of the next op, which holds `hostBytes` of data on each host.
+    void setWorkingSet(uint64_t hostBytes) { rates_ = p_.ratesFor(hostBytes); }
+    const Rates& rates() const { return rates_; }
 
     // A message of `bytes` from rank `src` to rank `dst`, able to move from `ready` on.
-    MessageTiming transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time ready);
+    // `fusedReduce`: a single shared-memory copy that also reduces (the receiver's
+    // one pass then runs at the slower of the copy and the reduction).
+    MessageTiming transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time ready, bool fusedReduce = false);
     // `seconds` of work on one of `host`'s cores, asked for at `ready`: when it ends.
     Time work(uint32_t host, double seconds, Time ready);
     // Every resource idle again (before each simulated op).
@@ -45,6 +50,7 @@ private:
     uint32_t leafOf(uint32_t host) const { return p_.hostsPerSwitch == 0 ? 0 : host / p_.hostsPerSwitch; }
 
     Platform p_;
+    Rates rates_;
     std::vector<Cores> cores_;                  // per host
     std::vector<Time> nicOut_, nicIn_;          // per host
     std::vector<Time> leafUp_, leafDown_;       // per leaf switch

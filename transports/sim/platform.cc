@@ -11,9 +11,9 @@ using nlohmann::json;
 
 CostParams Platform::costParams() const {
     CostParams p = CostParams::defaults();
-    p.of(LinkClass::Shm) = LinkCost{shm.alpha, shm.beta};
+    p.of(LinkClass::Shm) = LinkCost{shm.alpha, shm.beta, shm.alphaCrowded};
     const double nicBeta = nicBytesPerSec > 0 ? 1.0 / nicBytesPerSec : 0;
-    p.of(netClass) = LinkCost{net.alpha, std::max(net.beta, nicBeta)};
+    p.of(netClass) = LinkCost{net.alpha, std::max(net.beta, nicBeta), net.alphaCrowded};
     p.gamma = gamma;
     p.copyBeta = copyBeta;
     p.linkSource = {"simulated", "simulated", "simulated"};
@@ -21,7 +21,40 @@ CostParams Platform::costParams() const {
     return p;
 }
 
+double BulkRates::fractionAt(uint64_t hostBytes) const {
+    if (curve.empty() || hostBytes <= curve.front().first) return curve.empty() ? 0 : curve.front().second;
+    for (size_t i = 1; i < curve.size(); ++i) {
+        const auto& [x1, y1] = curve[i];
+        if (hostBytes > x1) continue;
+        const auto& [x0, y0] = curve[i - 1];
+        const double t = std::log(double(hostBytes) / double(x0)) / std::log(double(x1) / double(x0));
+        return y0 + t * (y1 - y0);
+    }
+    return curve.back().second;
+}
+
+Rates Platform::ratesFor(uint64_t hostBytes) const {
+    Rates r{shm, net, gamma, copyBeta};
+    const double f = bulk.fractionAt(hostBytes);
+    if (f <= 0) return r;
+    auto toward = [f](double bulkValue, double* into) {
+        if (bulkValue > 0) *into += f * (bulkValue - *into);
+    };
+    toward(bulk.shmBeta, &r.shm.beta);
+    toward(bulk.netBeta, &r.net.beta);
+    toward(bulk.gamma, &r.gamma);
+    toward(bulk.copyBeta, &r.copyBeta);
+    return r;
+}
+
 std::string Platform::summary() const {
+    std::string bulkPart;
+    if (!bulk.curve.empty()) {
+        const Rates r = ratesFor(bulk.curve.back().first);
+        bulkPart = fmt::format("; from {:.1f}MiB per host: shm {:.2f}GB/s, net {:.2f}GB/s, reduce {:.2f}GB/s, copy {:.2f}GB/s",
+                               bulk.curve.back().first / 1048576.0, 1e-9 / r.shm.beta, 1e-9 / r.net.beta,
+                               1e-9 / r.gamma, 1e-9 / r.copyBeta);
+    }
     return fmt::format(
         "{} hosts x {} ranks ({} cores each); shm {:.2f}us {:.2f}GB/s; {} {:.2f}us {:.2f}GB/s per flow, NIC {}, "
         "switch {}; reduce {:.2f}GB/s, copy {:.2f}GB/s",
@@ -29,7 +62,7 @@ std::string Platform::summary() const {
         1e-9 / net.beta, nicBytesPerSec > 0 ? fmt::format("{:.2f}GB/s", nicBytesPerSec * 1e-9) : "unlimited",
         hostsPerSwitch == 0 ? std::string("non-blocking")
                             : fmt::format("{} hosts per leaf, {:.1f}:1", hostsPerSwitch, oversubscription),
-        1e-9 / gamma, 1e-9 / copyBeta);
+        1e-9 / gamma, 1e-9 / copyBeta) + bulkPart;
 }
 
 Platform fromCostParams(const CostParams& p, uint32_t hosts, uint32_t ranksPerHost, uint32_t coresPerHost,
@@ -38,8 +71,9 @@ Platform fromCostParams(const CostParams& p, uint32_t hosts, uint32_t ranksPerHo
     out.hosts = hosts;
     out.ranksPerHost = ranksPerHost;
     out.coresPerHost = coresPerHost;
-    out.shm = LinkModel{p.of(LinkClass::Shm).alpha, p.of(LinkClass::Shm).beta, 0.5};
-    out.net = LinkModel{p.of(netClass).alpha, p.of(netClass).beta, netClass == LinkClass::Rdma ? 0.0 : 0.5};
+    out.shm = LinkModel{p.of(LinkClass::Shm).alpha, p.of(LinkClass::Shm).beta, 0.5, p.of(LinkClass::Shm).alphaBusy};
+    out.net = LinkModel{p.of(netClass).alpha, p.of(netClass).beta, netClass == LinkClass::Rdma ? 0.0 : 0.5,
+                        p.of(netClass).alphaBusy};
     out.netClass = netClass;
     out.gamma = p.gamma;
     out.copyBeta = p.copyBeta;
@@ -84,13 +118,45 @@ public:
     }
     // An alpha in microseconds and a bandwidth in GB/s, as people quote them.
     void link(const char* name, LinkModel* out, bool required) {
-        double alphaUs = out->alpha * 1e6, gbps = out->beta > 0 ? 1e-9 / out->beta : 0;
+        double alphaUs = out->alpha * 1e6, gbps = out->beta > 0 ? 1e-9 / out->beta : 0,
+               crowdedUs = out->alphaCrowded * 1e6;
         number(fmt::format("{}.alpha_us", name).c_str(), &alphaUs, required, false);
+        number(fmt::format("{}.alpha_crowded_us", name).c_str(), &crowdedUs, false, false);
         number(fmt::format("{}.bandwidth_GBps", name).c_str(), &gbps, required);
         number(fmt::format("{}.cpu_share", name).c_str(), &out->cpuShare, false, false, 1);
         if (!ok_) return;
         out->alpha = alphaUs * 1e-6;
+        out->alphaCrowded = crowdedUs * 1e-6;
         out->beta = 1e-9 / gbps;
+    }
+
+    // The optional "bulk" object: rates in GB/s (each optional) and the curve.
+    void bulk(BulkRates* out) {
+        double shmGbps = 0, netGbps = 0, reduceGbps = 0, copyGbps = 0;
+        std::vector<std::pair<uint64_t, double>> curve;
+        curvePoints("bulk.curve", &curve);
+        number("bulk.shm_GBps", &shmGbps, false);
+        number("bulk.net_GBps", &netGbps, false);
+        number("bulk.reduce_GBps", &reduceGbps, false);
+        number("bulk.copy_GBps", &copyGbps, false);
+        if (!ok_) return;
+        auto beta = [](double gbps) { return gbps > 0 ? 1e-9 / gbps : 0.0; };
+        *out = BulkRates{std::move(curve), beta(shmGbps), beta(netGbps), beta(reduceGbps), beta(copyGbps)};
+    }
+    // [[bytes, fraction], ...]: bytes growing, fractions in [0, 1].
+    void curvePoints(const char* path, std::vector<std::pair<uint64_t, double>>* out) {
+        const json* v = find(path);
+        if (!ok_ || v == nullptr) return;
+        if (!v->is_array()) return failWith(fmt::format("'{}' must be a list of [bytes, fraction] pairs", path));
+        for (const json& p : *v) {
+            const bool pair = p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number();
+            const double bytes = pair ? p[0].get<double>() : 0, f = pair ? p[1].get<double>() : -1;
+            if (!pair || !(bytes >= 1) || bytes > 1e15 || !(f >= 0 && f <= 1))
+                return failWith(fmt::format("'{}' must hold [bytes >= 1, fraction in 0..1] pairs (got {})", path, p.dump()));
+            if (!out->empty() && bytes <= out->back().first)
+                return failWith(fmt::format("'{}' must list growing byte counts (got {})", path, p.dump()));
+            out->emplace_back(static_cast<uint64_t>(bytes), f);
+        }
     }
 
 private:
@@ -134,13 +200,16 @@ bool parsePlatform(const std::string& text, Platform* out, std::string* why) {
     r.link("shm", &p.shm, true);
     r.link("net", &p.net, p.hosts > 1);
     r.linkClass("net.kind", &p.netClass);
-    double nicGbps = 0, reduceGbps = 0, copyGbps = 0, eager = double(p.eagerBytes);
+    double nicGbps = 0, reduceGbps = 0, copyGbps = 0, eager = double(p.eagerBytes), single = double(p.shmSingleCopyBytes);
+    r.number("shm.single_copy_bytes", &single, false, false, double(uint64_t(1) << 40));
     r.number("net.nic_GBps", &nicGbps, false, false);
     r.count("switch.hosts_per_leaf", &p.hostsPerSwitch, false, false);
     r.number("switch.oversubscription", &p.oversubscription, false, true, 1e6);
     r.number("reduce_GBps", &reduceGbps, true);
     r.number("copy_GBps", &copyGbps, true);
     r.number("eager_bytes", &eager, false, false, double(uint64_t(1) << 40));
+    r.bulk(&p.bulk);
+
     if (!r.ok()) return false;
     if (uint64_t(p.hosts) * p.ranksPerHost > (1u << 24)) {
         *why = fmt::format("hosts x ranks_per_host = {} is more than 16777216 ranks", uint64_t(p.hosts) * p.ranksPerHost);
@@ -150,13 +219,16 @@ bool parsePlatform(const std::string& text, Platform* out, std::string* why) {
     p.gamma = 1e-9 / reduceGbps;
     p.copyBeta = 1e-9 / copyGbps;
     p.eagerBytes = static_cast<uint64_t>(eager);
+    p.shmSingleCopyBytes = static_cast<uint64_t>(single);
     *out = p;
     return true;
 }
 
 std::string platformJson(const Platform& p) {
     auto link = [](const LinkModel& l) {
-        return json{{"alpha_us", l.alpha * 1e6}, {"bandwidth_GBps", 1e-9 / l.beta}, {"cpu_share", l.cpuShare}};
+        json j{{"alpha_us", l.alpha * 1e6}, {"bandwidth_GBps", 1e-9 / l.beta}, {"cpu_share", l.cpuShare}};
+        if (l.alphaCrowded > 0) j["alpha_crowded_us"] = l.alphaCrowded * 1e6;
+        return j;
     };
     json j{{"hosts", p.hosts},
            {"ranks_per_host", p.ranksPerHost},
@@ -166,9 +238,21 @@ std::string platformJson(const Platform& p) {
            {"reduce_GBps", 1e-9 / p.gamma},
            {"copy_GBps", 1e-9 / p.copyBeta},
            {"eager_bytes", p.eagerBytes}};
+    j["shm"]["single_copy_bytes"] = p.shmSingleCopyBytes;
     j["net"]["kind"] = p.netClass == LinkClass::Rdma ? "rdma" : "tcp";
     j["net"]["nic_GBps"] = p.nicBytesPerSec * 1e-9;
     j["switch"] = json{{"hosts_per_leaf", p.hostsPerSwitch}, {"oversubscription", p.oversubscription}};
+    if (!p.bulk.curve.empty()) {
+        json b{{"curve", p.bulk.curve}};
+        auto rate = [&b](const char* key, double beta) {
+            if (beta > 0) b[key] = 1e-9 / beta;
+        };
+        rate("shm_GBps", p.bulk.shmBeta);
+        rate("net_GBps", p.bulk.netBeta);
+        rate("reduce_GBps", p.bulk.gamma);
+        rate("copy_GBps", p.bulk.copyBeta);
+        j["bulk"] = b;
+    }
     return j.dump(2) + "\n";
 }
 

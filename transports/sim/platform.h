@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "algorithms/cost_model/cost_params.h"
 
@@ -16,6 +18,26 @@ struct LinkModel {
     double alpha = 0;     // seconds from a message's last byte leaving to its arrival
     double beta = 0;      // seconds per byte for one flow (1 / its rate alone)
     double cpuShare = 0;  // the part of a transfer's time that occupies a core at each end
+    // Alpha when a host's ranks outnumber its cores (0: alpha): a message then often
+    // waits for its receiver to be scheduled, as the init probe measures it.
+    double alphaCrowded = 0;
+};
+
+// Rates for an op whose data on a host outgrows its caches: memory bandwidth, not
+// the caches', sets them (measured with buffers of tens of MiB; 0: as in cache).
+// Between the two, `curve` says how far an op holding a given number of bytes on a
+// host is from the in-cache rates (0) toward these (1), as copies of growing size
+// measured it: sorted by bytes, interpolated on a log scale; empty: never bulk.
+struct BulkRates {
+    std::vector<std::pair<uint64_t, double>> curve;
+    double shmBeta = 0, netBeta = 0, gamma = 0, copyBeta = 0;
+    double fractionAt(uint64_t hostBytes) const;
+};
+
+// The rates one op runs at: in cache, or the bulk ones where given.
+struct Rates {
+    LinkModel shm, net;
+    double gamma = 0, copyBeta = 0;
 };
 
 struct Platform {
@@ -31,10 +53,21 @@ struct Platform {
     double gamma = 0;             // seconds per byte reduced on one core
     double copyBeta = 0;          // seconds per byte copied on one core
     uint64_t eagerBytes = 256 * 1024;  // larger messages move once the receive is posted
+    // Shared memory from this size on is one pass by the receiver, straight from the
+    // sender's buffer once the receive is posted (a reduction fused into it); below
+    // it, both ends copy through a ring.
+    uint64_t shmSingleCopyBytes = 64 * 1024;
+    BulkRates bulk;
 
     uint32_t ranks() const { return hosts * ranksPerHost; }
     uint32_t hostOf(uint32_t rank) const { return rank / ranksPerHost; }
+    bool singleCopy(uint32_t src, uint32_t dst, uint64_t bytes) const {
+        return hostOf(src) == hostOf(dst) && bytes >= shmSingleCopyBytes;
+    }
     uint32_t cores() const { return coresPerHost == 0 ? ranksPerHost : coresPerHost; }
+    bool crowded() const { return ranksPerHost > cores(); }
+    // The rates of an op holding `hostBytes` of data on each host.
+    Rates ratesFor(uint64_t hostBytes) const;
     // What the selector's cost model is given, so it sees what a probe would measure.
     CostParams costParams() const;
     // hosts=4 ranks/host=8 cores=... shm ... net ...

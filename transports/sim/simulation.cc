@@ -114,9 +114,10 @@ void Simulation::post(uint32_t rank, uint32_t peer, Transfer* t) {
     m->posted = self.now;
     if (carryData_ && t->bytes > 0) m->data.assign(static_cast<const char*>(t->src), static_cast<const char*>(t->src) + t->bytes);
     ++messages_;
-    // A small message leaves at once (it fits the peer's buffers); a large one
-    // waits for its receive, as rings and socket buffers make it.
-    if (m->bytes <= platform().eagerBytes) reserve(m.get(), self.now);
+    // A small message leaves at once (it fits the peer's buffers); a large one, or
+    // a single shared-memory copy, waits for its receive, as rings and socket
+    // buffers and the receiver's read make it.
+    if (m->bytes <= platform().eagerBytes && !platform().singleCopy(rank, peer, m->bytes)) reserve(m.get(), self.now);
     Inbox& in = inbox(peer, rank);
     if (in.receives.empty()) {
         in.messages.push_back(std::move(m));
@@ -127,8 +128,8 @@ void Simulation::post(uint32_t rank, uint32_t peer, Transfer* t) {
     match(m.release(), recv, postedAt);
 }
 
-void Simulation::reserve(Message* m, Time ready) {
-    m->timing = network_.transfer(m->src, m->dst, m->bytes, ready);
+void Simulation::reserve(Message* m, Time ready, bool fusedReduce) {
+    m->timing = network_.transfer(m->src, m->dst, m->bytes, ready, fusedReduce);
     m->reserved = true;
     schedule(m->timing.sent, Event::SendDone, m->src, m->send, nullptr);
 }
@@ -137,16 +138,19 @@ void Simulation::reserve(Message* m, Time ready) {
 void Simulation::match(Message* m, Transfer* recv, Time recvPosted) {
     const transport::WireHeader h = transport::makeHeader(1, m->tag, m->bytes);
     const std::string mismatch = transport::headerMismatch(h, 1, recv->tag, recv->bytes);
-    if (!m->reserved) reserve(m, std::max(m->posted, recvPosted));
+    // A single shared-memory copy is the receiver's one pass, reducing as it copies.
+    const bool fused = recv->reduce != nullptr && platform().singleCopy(m->src, m->dst, m->bytes);
+    if (!m->reserved) reserve(m, std::max(m->posted, recvPosted), fused);
     if (!mismatch.empty()) {
         fail(recv, HCCL_E_PARA, mismatch);
         delete m;
         return;
     }
     Time done = std::max(m->timing.arrived, recvPosted);
-    if (recv->reduce != nullptr) {  // reduced as it arrives: the slower of the two sets the pace
+
+    if (recv->reduce != nullptr && !fused) {  // reduced as it arrives: the slower of the two sets the pace
         const Time from = std::max(recvPosted, m->timing.start);
-        done = std::max(done, network_.work(platform().hostOf(m->dst), double(m->bytes) * platform().gamma, from));
+        done = std::max(done, network_.work(platform().hostOf(m->dst), double(m->bytes) * network_.rates().gamma, from));
     }
     schedule(done, Event::RecvDone, m->dst, recv, m);
 }
@@ -200,7 +204,8 @@ HcclResult Simulation::wait(uint32_t rank, const std::vector<Transfer*>& transfe
 
 void Simulation::localWork(uint32_t rank, transport::Driver::Work what, size_t bytes) {
     Rank& r = *ranks_[rank];
-    const double perByte = what == transport::Driver::Work::Reduce ? platform().gamma : platform().copyBeta;
+    const Rates& rates = network_.rates();
+    const double perByte = what == transport::Driver::Work::Reduce ? rates.gamma : rates.copyBeta;
     r.now = network_.work(platform().hostOf(rank), double(bytes) * perByte, r.now);
 }
 

@@ -34,6 +34,9 @@ public:
 
     uint32_t ranks() const { return static_cast<uint32_t>(ranks_.size()); }
     const Platform& platform() const { return network_.platform(); }
+    // The data the next runs hold on each host (every rank's input and output):
+    // beyond the platform's cache size they run at its bulk rates.
+    void setWorkingSet(uint64_t hostBytes) { network_.setWorkingSet(hostBytes); }
     bool carriesData() const { return carryData_; }
     // What `rank`'s algorithms see (set `seq` per op; the rest is fixed).
     CommView& view(uint32_t rank);
@@ -71,7 +74,7 @@ private:
 
     Inbox& inbox(uint32_t rank, uint32_t from);
     void match(Message* m, transport::Transfer* recv, Time recvPosted);
-    void reserve(Message* m, Time ready);
+    void reserve(Message* m, Time ready, bool fusedReduce = false);
     void schedule(Time at, Event::Kind kind, uint32_t rank, transport::Transfer* t, Message* m);
     void complete(const Event& e);
     void resume(uint32_t rank, Time at);

@@ -1,0 +1,146 @@
+#include "tools/sim/bulk_probe.h"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include "common/reduce.h"
+#include "hccl/hccl.h"
+
+namespace hostccl::sim {
+
+namespace {
+constexpr size_t kBulkBytes = 64 << 20;
+constexpr size_t kSmallestCopy = 128 << 10;
+constexpr int kRuns = 3;
+
+// CPU time of the calling thread: ranks sharing its core do not stretch it.
+double threadSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// Seconds per byte of `kernel` on `bytes`, best of a few runs after one that faults
+// the pages in; each run repeats a small kernel to 64 MiB, above the clock's noise.
+template <typename Kernel>
+double perByte(size_t bytes, Kernel kernel) {
+    kernel();
+    const size_t repeats = std::max<size_t>(1, kBulkBytes / bytes);
+    double best = 1e9;
+    for (int i = 0; i < kRuns; ++i) {
+        const double t0 = threadSeconds();
+        for (size_t k = 0; k < repeats; ++k) kernel();
+        best = std::min(best, (threadSeconds() - t0) / double(repeats));
+    }
+    return best / double(bytes);
+}
+
+// Copies of growing size: the bulk copy rate (64 MiB) and, per working set (source
+// and destination), how far a copy is from the in-cache rate toward it.
+void measureCopies(BulkRates* out) {
+    std::vector<char> a(kBulkBytes, 1), b(kBulkBytes, 2);
+    std::vector<std::pair<uint64_t, double>> costs;
+    for (size_t s = kSmallestCopy; s <= kBulkBytes; s *= 2)
+        costs.emplace_back(2 * s, perByte(s, [&] { std::memcpy(b.data(), a.data(), s); }));
+    const double inCache = costs.front().second, bulk = costs.back().second;
+    out->copyBeta = bulk;
+    out->curve.clear();
+    if (bulk < inCache * 1.3) return;  // memory keeps up with the cache: no bulk regime
+    double highest = 0;  // noise must not make the curve go back
+    for (const auto& [bytes, cost] : costs) {
+        highest = std::max(highest, std::clamp((cost - inCache) / (bulk - inCache), 0.0, 1.0));
+        out->curve.emplace_back(bytes, highest);
+    }
+}
+
+void measureReduction(BulkRates* out) {
+    const size_t count = kBulkBytes / sizeof(float);
+    std::vector<float> a(count, 1.0f), b(count, 2.0f), c(count);
+    ReduceFn sum = reduceFunction(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM);
+    out->gamma = perByte(kBulkBytes, [&] { sum(c.data(), a.data(), b.data(), count); });
+}
+
+// Rank `a` sends `bytes` to rank `b` and gets them back, `runs` + 1 times; on `a`,
+// the best one-way time. Every other rank returns at once.
+HcclResult pingPong(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, int runs, double* oneWay) {
+    uint32_t me = 0;
+    if (HcclGetRankId(comm, &me) != HCCL_SUCCESS) return HCCL_E_PARA;
+    if (me != a && me != b) return HCCL_SUCCESS;
+    std::vector<char> buf(bytes, 3);
+    aclrtStream stream = nullptr;
+    if (aclrtCreateStream(&stream) != ACL_SUCCESS) return HCCL_E_RUNTIME;
+    const uint32_t peer = me == a ? b : a;
+    HcclResult rc = HCCL_SUCCESS;
+    double best = 1e9;
+    for (int i = 0; i <= runs && rc == HCCL_SUCCESS; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int half = 0; half < 2 && rc == HCCL_SUCCESS; ++half)
+            rc = (half == 0) == (me == a) ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, peer, comm, stream)
+                                          : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, peer, comm, stream);
+        if (rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS) rc = HCCL_E_RUNTIME;
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (i > 0) best = std::min(best, t / 2);  // the first run connects and faults pages in
+    }
+    aclrtDestroyStream(stream);
+    if (me == a) *oneWay = best;
+    return rc;
+}
+
+// Every rank's part of one exchange: threads here (one per rank), else this process's rank.
+HcclResult exchange(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, size_t bytes, double* oneWay) {
+    // Small exchanges are short next to the scheduler's noise: many runs, the best.
+    const int runs = bytes < kBulkBytes ? 40 : kRuns;
+    if (comms.size() == 1) return pingPong(comms[0], a, b, bytes, runs, oneWay);
+    HcclResult rb = HCCL_SUCCESS;
+    double unused = 0;
+    std::thread other([&] { rb = pingPong(comms[b], a, b, bytes, runs, &unused); });
+    const HcclResult ra = pingPong(comms[a], a, b, bytes, runs, oneWay);
+    other.join();
+    return ra != HCCL_SUCCESS ? ra : rb;
+}
+
+// Between ranks `a` and `b` with every other rank idle: the time per byte of one
+// flow in cache (from the difference of two sizes, which cancels alpha, as the init
+// probe does) and in bulk (kBulkBytes).
+HcclResult measurePair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, double* cacheBeta, double* bulkBeta) {
+    constexpr size_t kMid = 64 << 10, kLarge = 256 << 10;
+    double mid = 0, large = 0, bulk = 0;
+    HcclResult rc = exchange(comms, a, b, kMid, &mid);
+    if (rc == HCCL_SUCCESS) rc = exchange(comms, a, b, kLarge, &large);
+    if (rc == HCCL_SUCCESS) rc = exchange(comms, a, b, kBulkBytes, &bulk);
+    if (large > mid) *cacheBeta = (large - mid) / double(kLarge - kMid);
+    *bulkBeta = bulk / double(kBulkBytes);
+    return rc;
+}
+}  // namespace
+
+bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, std::string* why) {
+    uint32_t me = 0;
+    HcclGetRankId(comms[0], &me);
+    BulkRates r;
+    if (me == 0) {
+        measureCopies(&r);
+        measureReduction(&r);
+    }
+    HcclResult rc = HCCL_SUCCESS;
+    // The init probe's in-cache betas stand unless the host is crowded.
+    double shmBeta = p->shm.beta, netBeta = p->net.beta;
+    if (p->ranksPerHost > 1) rc = measurePair(comms, 0, 1, &shmBeta, &r.shmBeta);
+    if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measurePair(comms, 0, p->ranksPerHost, &netBeta, &r.netBeta);
+    if (rc != HCCL_SUCCESS) {
+        *why = fmt::format("exchanging up to {} MiB to measure link rates failed: {}", kBulkBytes >> 20,
+                           HcclGetErrorString(rc));
+        return false;
+    }
+    p->bulk = r;
+    if (p->crowded()) p->shm.beta = shmBeta, p->net.beta = netBeta;
+    return true;
+}
+
+}  // namespace hostccl::sim
