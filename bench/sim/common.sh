@@ -13,7 +13,7 @@ broadcast:NHR:hierarchical"
 # iterations <bytes>: the perf tool's -n and -w for a size. Small ops need many: the
 # first iterations after init pay page faults and wake-ups worth 100x their work.
 iterations() {
-    if [ "$1" -le 1048576 ]; then echo "-n 100 -w 20"; elif [ "$1" -le 16777216 ]; then echo "-n 20 -w 5"; else echo "-n 8 -w 3"; fi
+    if [ "$1" -le 1048576 ]; then echo "-n 100 -w 20"; elif [ "$1" -le 16777216 ]; then echo "-n 20 -w 5"; else echo "-n 5 -w 2"; fi
 }
 
 bytes() { case $1 in *K) echo $((${1%K} * 1024)) ;; *M) echo $((${1%M} * 1048576)) ;; *) echo "$1" ;; esac; }
@@ -38,7 +38,7 @@ row() {
 }
 
 summary() {  # summary <table>: how many points are within 15 %
-    awk 'NR > 1 && $8 != "nan" && $8 ~ /%$/ { v = $8; sub(/%/, "", v); if (v < 0) v = -v; total++; if (v <= 15) ok++ }
+    awk 'NR > 1 && $8 != "nan" && $8 ~ /%$/ { v = $8; sub(/%/, "", v); v = v + 0; if (v < 0) v = -v; total++; if (v <= 15) ok++ }
          END { printf "within 15 %%: %d of %d points\n", ok, total }' "$1"
 }
 

@@ -4,8 +4,8 @@
 # tc tbf (or unshaped), RANKS_PER_HOST processes per host started with launcher
 # variables. Per collective, algorithm (forced with HCCL_ALGO; the hierarchical ones
 # too) and size: rank 0's measured time (best of 3) and hostccl-sim's prediction on
-# the platform --probe measured on the same layout, with the shaper's rate as the NIC
-# bandwidth. Needs root (ip netns, tc).
+# the platform --probe measured on the same layout unshaped, with the shaper's rate as
+# the NIC bandwidth. Needs root (ip netns, tc).
 #   bash bench/sim/validate_hosts.sh [--hosts "2 4"] [--ranks-per-host 4] [--rates "1gbit none"]
 #                                    [--sizes "64K 1M 64M"] [--out FILE]
 set -uo pipefail
@@ -30,6 +30,7 @@ logs=$(mktemp -d /tmp/hostccl-simhosts.XXXXXX)
 tag=sv$$ bridge=sv$$br made=0
 
 teardown() {
+    local h
     for h in $(seq 0 $((made - 1))); do ip netns del "$tag$h" 2>/dev/null; ip link del "$tag$h" 2>/dev/null; done
     ip link del "$bridge" 2>/dev/null
     made=0
@@ -38,6 +39,7 @@ trap teardown EXIT
 
 # hosts <count> <rate>: namespaces $tag0.. at 10.236.0.1.., each veth shaped both ways
 hosts() {
+    local h
     teardown
     ip link add "$bridge" type bridge && ip link set "$bridge" up || exit 1
     for h in $(seq 0 $(($1 - 1))); do
@@ -72,22 +74,28 @@ measure_once() {  # <coll> <family> <bytes>
         awk '$1 ~ /^[0-9]+$/ { print $6; exit }'
 }
 
+# The platform is probed on the unshaped hosts: its links are the stack's own rates,
+# and a shaper is the hosts' NIC rate (a flow measured through tbf is the shaper's
+# rate, partly its burst, not the flow's).
 header | tee "$logs/table"
-for rate in $rates; do
-    nic=()
-    [ "$rate" != none ] && nic=(--nic-GBps "$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1e9; else if (r ~ /mbit/) v *= 1e6; printf "%g", v / 8e9 }')")
-    for h in $hosts_list; do
-        n=$((h * per_host)) layout="$((h * per_host)) $per_host" platform=$logs/platform.$h.$rate.json
+for h in $hosts_list; do
+    n=$((h * per_host)) layout="$((h * per_host)) $per_host" platform=$logs/platform.$h.json
+    # The emulated hosts share this machine's cores: each gets its part.
+    cores=(--cores $(( $(nproc) / h > 0 ? $(nproc) / h : 1 )))
+    hosts "$h" none
+    launch "$n" "$sim" --probe > "$platform"
+    grep -q '"hosts"' "$platform" || { cat "$platform" "$logs"/rank.*; echo "probe on $h hosts failed"; exit 1; }
+    for rate in $rates; do
+        nic=()
+        [ "$rate" != none ] && nic=(--nic-GBps "$(awk -v r="$rate" 'BEGIN { v = r + 0; if (r ~ /gbit/) v *= 1e9; else if (r ~ /mbit/) v *= 1e6; printf "%g", v / 8e9 }')")
         hosts "$h" "$rate"
-        launch "$n" "$sim" --probe > "$platform"
-        grep -q '"hosts"' "$platform" || { cat "$platform" "$logs"/rank.*; echo "probe on $h hosts failed"; exit 1; }
-        echo "# $h hosts x $per_host ranks, rate $rate" | tee -a "$logs/table"
+        echo "# $h hosts x $per_host ranks, ${cores[1]} cores each, rate $rate" | tee -a "$logs/table"
         for point in $points $hierarchical_points; do
             IFS=: read -r coll family name <<< "$point"
             for size in $sizes; do
                 b=$(bytes "$size")
                 row "$coll" "$name" "$b" "$(best_of_3 measure_once "$coll" "$family" "$b")" \
-                    "$(predict "$coll" "$name" "$b" "${nic[@]}")" | tee -a "$logs/table"
+                    "$(predict "$coll" "$name" "$b" "${nic[@]}" "${cores[@]}")" | tee -a "$logs/table"
             done
         done
     done

@@ -24,9 +24,16 @@ grep -q '<svg' "$dir/out.html" && grep -q '<polyline' "$dir/out.html" || fail "H
 "$sim" --platform "$dir/platform.json" -b 1M > "$dir/replay.txt" || fail "a printed platform does not read back"
 grep -q '^allreduce  *24  *3 ' "$dir/replay.txt" || { cat "$dir/replay.txt"; fail "the platform's 3 x 8 ranks were not used"; }
 
-# Calibrated from reality: a probe of ranks as threads here, and a saved description.
+# The described clusters shipped with the benchmarks read and run.
+for described in "$(dirname "$0")"/../../bench/sim/platforms/*.json; do
+    "$sim" --platform "$described" -n 64 -b 1M > "$dir/described.txt" || { cat "$dir/described.txt"; fail "$described does not run"; }
+done
+
+# Calibrated from reality: a probe of ranks as threads here (with its bulk rates from
+# memory), and a saved description.
 "$sim" --probe --probe-ranks 3 > "$dir/probed.json" || fail "--probe failed"
 grep -q '"ranks_per_host": 3' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe's layout is not 3 ranks"; }
+grep -q '"bulk"' "$dir/probed.json" && grep -q '"curve"' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe has no bulk rates"; }
 "$sim" --platform "$dir/probed.json" -b 64K > /dev/null || fail "the probed platform does not read back"
 "$perf" -p 2 -b 8 -e 8 -n 1 -w 0 --topology > "$dir/describe.txt"
 "$sim" --describe "$dir/describe.txt" --print-platform > "$dir/described.json" || fail "--describe failed"

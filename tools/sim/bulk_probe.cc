@@ -66,48 +66,53 @@ void measureReduction(BulkRates* out) {
     out->gamma = perByte(kBulkBytes, [&] { sum(c.data(), a.data(), b.data(), count); });
 }
 
-// Rank `a` sends `bytes` to rank `b` and gets them back, `runs` + 1 times; on `a`,
-// the best one-way time. Every other rank returns at once.
-HcclResult pingPong(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, int runs, double* oneWay) {
+// Rank `a` sends `streak` messages of `bytes` to rank `b`, which answers with 8 bytes,
+// `runs` + 1 times; on `a`, the best time per message. A streak keeps a flow going
+// as an op's steps do (a TCP window stays open). Every other rank returns at once.
+HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, int streak, int runs, double* perMessage) {
     uint32_t me = 0;
     if (HcclGetRankId(comm, &me) != HCCL_SUCCESS) return HCCL_E_PARA;
     if (me != a && me != b) return HCCL_SUCCESS;
     std::vector<char> buf(bytes, 3);
+    uint64_t reply = 0;
     aclrtStream stream = nullptr;
     if (aclrtCreateStream(&stream) != ACL_SUCCESS) return HCCL_E_RUNTIME;
-    const uint32_t peer = me == a ? b : a;
     HcclResult rc = HCCL_SUCCESS;
     double best = 1e9;
     for (int i = 0; i <= runs && rc == HCCL_SUCCESS; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        for (int half = 0; half < 2 && rc == HCCL_SUCCESS; ++half)
-            rc = (half == 0) == (me == a) ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, peer, comm, stream)
-                                          : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, peer, comm, stream);
+        for (int k = 0; k < streak && rc == HCCL_SUCCESS; ++k)
+            rc = me == a ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, b, comm, stream)
+                         : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, a, comm, stream);
+        if (rc == HCCL_SUCCESS)
+            rc = me == a ? HcclRecv(&reply, 1, HCCL_DATA_TYPE_UINT64, b, comm, stream)
+                         : HcclSend(&reply, 1, HCCL_DATA_TYPE_UINT64, a, comm, stream);
         if (rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS) rc = HCCL_E_RUNTIME;
         const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (i > 0) best = std::min(best, t / 2);  // the first run connects and faults pages in
+        if (i > 0) best = std::min(best, t / streak);  // the first run connects and faults pages in
     }
     aclrtDestroyStream(stream);
-    if (me == a) *oneWay = best;
+    if (me == a) *perMessage = best;
     return rc;
 }
 
-// Every rank's part of one exchange: threads here (one per rank), else this process's rank.
-HcclResult exchange(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, size_t bytes, double* oneWay) {
-    // Small exchanges are short next to the scheduler's noise: many runs, the best.
-    const int runs = bytes < kBulkBytes ? 40 : kRuns;
-    if (comms.size() == 1) return pingPong(comms[0], a, b, bytes, runs, oneWay);
+// Every rank's part of one flow: threads here (one per rank), else this process's rank.
+HcclResult exchange(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, size_t bytes, double* perMessage) {
+    // Small messages are short next to the scheduler's noise: many runs, the best.
+    const bool bulk = bytes >= kBulkBytes;
+    const int runs = bulk ? kRuns : 40, streak = bulk ? 4 : 1;
+    if (comms.size() == 1) return timeFlow(comms[0], a, b, bytes, streak, runs, perMessage);
     HcclResult rb = HCCL_SUCCESS;
     double unused = 0;
-    std::thread other([&] { rb = pingPong(comms[b], a, b, bytes, runs, &unused); });
-    const HcclResult ra = pingPong(comms[a], a, b, bytes, runs, oneWay);
+    std::thread other([&] { rb = timeFlow(comms[b], a, b, bytes, streak, runs, &unused); });
+    const HcclResult ra = timeFlow(comms[a], a, b, bytes, streak, runs, perMessage);
     other.join();
     return ra != HCCL_SUCCESS ? ra : rb;
 }
 
-// Between ranks `a` and `b` with every other rank idle: the time per byte of one
-// flow in cache (from the difference of two sizes, which cancels alpha, as the init
-// probe does) and in bulk (kBulkBytes).
+// Between ranks `a` and `b` with every other rank idle: one flow's time per byte in
+// cache (from the difference of two sizes, which cancels alpha and the stream's own
+// costs, as the init probe does) and in bulk (kBulkBytes).
 HcclResult measurePair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, double* cacheBeta, double* bulkBeta) {
     constexpr size_t kMid = 64 << 10, kLarge = 256 << 10;
     double mid = 0, large = 0, bulk = 0;
@@ -120,7 +125,7 @@ HcclResult measurePair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t 
 }
 }  // namespace
 
-bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, std::string* why) {
+bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed, std::string* why) {
     uint32_t me = 0;
     HcclGetRankId(comms[0], &me);
     BulkRates r;
@@ -129,7 +134,6 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, std::string* w
         measureReduction(&r);
     }
     HcclResult rc = HCCL_SUCCESS;
-    // The init probe's in-cache betas stand unless the host is crowded.
     double shmBeta = p->shm.beta, netBeta = p->net.beta;
     if (p->ranksPerHost > 1) rc = measurePair(comms, 0, 1, &shmBeta, &r.shmBeta);
     if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measurePair(comms, 0, p->ranksPerHost, &netBeta, &r.netBeta);
@@ -139,7 +143,8 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, std::string* w
         return false;
     }
     p->bulk = r;
-    if (p->crowded()) p->shm.beta = shmBeta, p->net.beta = netBeta;
+    p->net.beta = netBeta;
+    if (p->crowded() || !shmProbed) p->shm.beta = shmBeta;
     return true;
 }
 

@@ -14,12 +14,15 @@ namespace hostccl::sim {
 // `comms`: every rank of the communicator (ranks as threads here) or this process's
 // one rank (under a launcher; every rank must call). Rank 0 copies and reduces
 // buffers of growing size alone (thread CPU time, so ranks sharing its cores do not
-// count), and exchanges 64 KiB, 256 KiB and 64 MiB with rank 1 (shm) and with the
-// first rank of host 1 (net) while the others wait. On rank 0 it sets `p->bulk`, and
-// on a crowded host (more ranks than cores) the links' in-cache betas to one flow's
-// alone: the init probe times every rank shifting at once, which there is the
-// scheduler's pace, and the simulator models the cores' sharing itself. Other ranks
-// only take part.
-bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, std::string* why);
+// count), and sends 64 KiB, 256 KiB and 64 MiB (four in a row) to rank 1 (shm) and to
+// the first rank of host 1 (net) while the others wait. On rank 0 it sets `p->bulk`,
+// the net's in-cache beta to that one flow's alone, and the shm's where the init
+// probe did not measure it (`shmProbed` false) or the host is crowded: the simulator
+// charges each flow its own rate and models what flows share (cores, NICs, uplinks)
+// itself, while the init probe times every rank shifting at once (on a crowded host
+// the scheduler's pace; across a shaper, both ways through its queues). Alphas stay
+// the init probe's: a flow timed through the API also pays the stream's wake-ups.
+// Other ranks only take part.
+bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed, std::string* why);
 
 }  // namespace hostccl::sim

@@ -58,7 +58,8 @@ bool probePlatform(uint32_t localRanks, Platform* out, bool* printer, std::strin
         return false;
     }
     *printer = first.rank() == 0;
-    const bool measured = measureBulk(comms, out, why);
+    const bool shmProbed = std::string(modelOf(*first.view().costs).params().linkSource[size_t(LinkClass::Shm)]) == "probe";
+    const bool measured = measureBulk(comms, out, shmProbed, why);
     for (HcclComm c : comms) HcclCommDestroy(c);
     return measured;
 }
