@@ -37,16 +37,38 @@ TEST(SimNetwork, AMessageTakesItsBytesAtTheFlowRatePlusAlpha) {
 
 TEST(SimNetwork, RanksOfOneHostShareItsNic) {
     Platform p = twoHosts();
-    p.nicBytesPerSec = 1e9;  // 1 GB/s per direction: two 0.5 GB/s flows fill it, four wait
+    p.nicBytesPerSec = 1e9;  // 1 GB/s per direction: two 0.5 GB/s flows fill it
     Network net(p);
-    // Both ranks of host 0 send 1 MB to host 1 at once: each flow alone takes 2 ms
-    // (its own rate) and holds the NIC 1 ms, so the second starts when the NIC frees.
-    const MessageTiming a = net.transfer(0, 2, 1000000, 0);
-    const MessageTiming b = net.transfer(1, 3, 1000000, 0);
+    // Both ranks of host 0 send 1 MiB to host 1 at once. Each flow alone takes 2.1 ms
+    // at its own rate; it crosses the NIC in 256 KiB chunks (262 us of NIC each) at its
+    // own pace (524 us apart), so the second flow's chunks fill the gaps: it starts one
+    // chunk later and both move at their own rate, as two TCP flows sharing the NIC do.
+    const double chunkNic = 262144 / 1e9, flow = 1048576 * 2e-9;
+    const MessageTiming a = net.transfer(0, 2, 1048576, 0);
+    const MessageTiming b = net.transfer(1, 3, 1048576, 0);
     EXPECT_DOUBLE_EQ(a.start, 0);
-    EXPECT_DOUBLE_EQ(a.sent, 2e-3);
-    EXPECT_DOUBLE_EQ(b.start, 1e-3);
-    EXPECT_DOUBLE_EQ(b.sent, 3e-3);
+    EXPECT_DOUBLE_EQ(a.sent, flow);
+    EXPECT_DOUBLE_EQ(b.start, chunkNic);
+    EXPECT_DOUBLE_EQ(b.sent, chunkNic + flow);
+    // A third flow finds no gap until the first two are through the NIC.
+    const MessageTiming c = net.transfer(0, 3, 1048576, 0);
+    EXPECT_GE(c.start, 3 * chunkNic);
+    EXPECT_GE(c.sent, 3 * 1048576 / 1e9);  // three flows cannot beat the NIC
+}
+
+// A message that must wait for a busy receiving NIC does not hold up its sender's
+// other traffic (first come, first served per whole message did).
+TEST(SimNetwork, AWaitingMessageLeavesItsSendersNicToOthers) {
+    Platform p = twoHosts();
+    p.hosts = 3;
+    p.nicBytesPerSec = 1e9;
+    p.net.beta = 1e-9;  // a flow fills the NIC
+    Network net(p);
+    net.transfer(4, 2, 1 << 20, 0);                            // host 2 -> host 1: host 1's NIC in busy ~1 ms
+    const MessageTiming blocked = net.transfer(0, 3, 1 << 20, 0);  // host 0 -> host 1 waits for it
+    const MessageTiming free = net.transfer(1, 5, 1 << 20, 0);     // host 0 -> host 2 need not
+    EXPECT_GT(blocked.sent, 2e-3);
+    EXPECT_LT(free.sent, 1.1e-3);
 }
 
 TEST(SimNetwork, AnOversubscribedUplinkIsShared) {

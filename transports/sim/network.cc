@@ -1,36 +1,95 @@
 #include "transports/sim/network.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace hostccl::sim {
 
-size_t Network::Cores::earliest() const {
-    return static_cast<size_t>(std::min_element(freeAt.begin(), freeAt.end()) - freeAt.begin());
+size_t Network::Cores::soonest(Time from, double seconds, size_t except, Time* at) const {
+    size_t best = except == 0 && core.size() > 1 ? 1 : 0;
+    *at = 1e300;
+    for (size_t k = 0; k < core.size(); ++k) {
+        if (k == except && core.size() > 1) continue;
+        const Time t = core[k].earliestFit(from, seconds);
+        if (t < *at) *at = t, best = k;
+    }
+    return best;
 }
 
 Network::Network(const Platform& p) : p_(p), rates_(p.ratesFor(0)) {
-    cores_.assign(p.hosts, Cores{std::vector<Time>(p.cores(), 0)});
-    nicOut_.assign(p.hosts, 0);
-    nicIn_.assign(p.hosts, 0);
+    cores_.assign(p.hosts, Cores{std::vector<Calendar>(p.cores())});
+    nicOut_.assign(p.hosts, Calendar());
+    nicIn_.assign(p.hosts, Calendar());
     const uint32_t leaves = p.hostsPerSwitch == 0 ? 1 : (p.hosts + p.hostsPerSwitch - 1) / p.hostsPerSwitch;
-    leafUp_.assign(leaves, 0);
-    leafDown_.assign(leaves, 0);
+    leafUp_.assign(leaves, Calendar());
+    leafDown_.assign(leaves, Calendar());
     if (p.hostsPerSwitch > 0 && p.nicBytesPerSec > 0)
         leafBytesPerSec_ = p.hostsPerSwitch * p.nicBytesPerSec / p.oversubscription;
 }
 
 void Network::reset() {
-    for (Cores& c : cores_) std::fill(c.freeAt.begin(), c.freeAt.end(), 0);
-    for (auto* v : {&nicOut_, &nicIn_, &leafUp_, &leafDown_}) std::fill(v->begin(), v->end(), 0);
+    for (Cores& c : cores_)
+        for (Calendar& k : c.core) k.clear();
+    for (auto* v : {&nicOut_, &nicIn_, &leafUp_, &leafDown_})
+        for (Calendar& c : *v) c.clear();
+}
+
+void Network::forgetBefore(Time t) {
+    for (Cores& c : cores_)
+        for (Calendar& k : c.core) k.forgetBefore(t);
+    for (auto* v : {&nicOut_, &nicIn_, &leafUp_, &leafDown_})
+        for (Calendar& c : *v) c.forgetBefore(t);
 }
 
 Time Network::work(uint32_t host, double seconds, Time ready) {
     if (seconds <= 0) return ready;
     Cores& c = cores_[host];
-    const size_t k = c.earliest();
-    const Time start = std::max(ready, c.freeAt[k]);
-    c.freeAt[k] = start + seconds;
-    return c.freeAt[k];
+    Time start = 0;
+    const size_t k = c.soonest(ready, seconds, SIZE_MAX, &start);
+    c.core[k].reserve(start, seconds);
+    return start + seconds;
+}
+
+double Network::alphaOf(const LinkModel& link) const {
+    return p_.crowded() && link.alphaCrowded > 0 ? link.alphaCrowded : link.alpha;
+}
+
+// The message in chunks, each in the earliest gap that fits on every calendar of its
+// path (NICs, and leaf links when it crosses leaves), after the chunk before it at the
+// flow's own pace: flows
+// sharing a NIC interleave as TCP's do, and a flow waiting for a busy receiver leaves
+// its sender's gaps to others. `*start` becomes the first chunk's start; returns the
+// last chunk's end.
+Time Network::reserveWire(uint32_t from, uint32_t to, double bytes, double flowPerByte, bool leafCrossing, Time* start) {
+    constexpr double kChunkBytes = 256 * 1024, kMostChunks = 64;
+    const double chunk = std::max(kChunkBytes, bytes / kMostChunks);
+    const double nicRate = p_.nicBytesPerSec > 0 ? p_.nicBytesPerSec : 0;
+    Calendar* path[4] = {nullptr, nullptr, nullptr, nullptr};
+    double rate[4] = {0, 0, 0, 0};
+    size_t hops = 0;
+    if (nicRate > 0) path[hops] = &nicOut_[from], rate[hops++] = nicRate, path[hops] = &nicIn_[to], rate[hops++] = nicRate;
+    if (leafCrossing) {
+        path[hops] = &leafUp_[leafOf(from)], rate[hops++] = leafBytesPerSec_;
+        path[hops] = &leafDown_[leafOf(to)], rate[hops++] = leafBytesPerSec_;
+    }
+    Time cursor = *start, end = *start;
+    for (double left = bytes; left > 0; left -= chunk) {
+        const double part = std::min(chunk, left);
+        Time t = cursor;
+        for (Time before = -1; before != t;) {  // until every hop has a gap at t
+            before = t;
+            for (size_t h = 0; h < hops; ++h) t = path[h]->earliestFit(t, part / rate[h]);
+        }
+        if (left == bytes) *start = t;
+        double longest = 0;
+        for (size_t h = 0; h < hops; ++h) {
+            path[h]->reserve(t, part / rate[h]);
+            longest = std::max(longest, part / rate[h]);
+        }
+        end = t + longest;
+        cursor = t + std::max(longest, part * flowPerByte);  // the flow's own pace
+    }
+    return end;
 }
 
 MessageTiming Network::transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time ready, bool fusedReduce) {
@@ -47,43 +106,34 @@ MessageTiming Network::transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time
     const double cpuInSeconds = single ? b * perByte : cpuOutSeconds;
     Cores& cpuOut = cores_[from];
     Cores& cpuIn = cores_[to];
-    const size_t coreOut = cpuOut.earliest();
-    Time start = std::max(ready, cpuOutSeconds > 0 ? cpuOut.freeAt[coreOut] : 0.0);
-    size_t coreIn = cpuIn.earliest();
-    if (cpuInSeconds > 0) {
-        if (cpuOutSeconds > 0 && &cpuIn == &cpuOut && coreIn == coreOut) {  // both ends on one host: two cores if it has them
-            Time second = 1e300;
-            for (size_t k = 0; k < cpuIn.freeAt.size(); ++k)
-                if (k != coreOut && cpuIn.freeAt[k] < second) second = cpuIn.freeAt[k], coreIn = k;
-        }
-        start = std::max(start, cpuIn.freeAt[coreIn]);
-    }
-    double seconds = b * perByte;
+    const bool oneHost = &cpuIn == &cpuOut;
+    const double seconds = b * perByte;
     const bool leafCrossing = !local && leafBytesPerSec_ > 0 && leafOf(from) != leafOf(to);
-    if (!local && p_.nicBytesPerSec > 0) {
-        start = std::max({start, nicOut_[from], nicIn_[to]});
-        seconds = std::max(seconds, b / p_.nicBytesPerSec);
+    const bool nicLimited = !local && p_.nicBytesPerSec > 0;
+    // The wire first (between hosts it sets the start), then a core at each end for
+    // the CPU part, at the earliest time both have it (on one host: the message
+    // waits for them; a host with one core does both parts on it).
+    Time start = ready;
+    const Time wireEnd = nicLimited || leafCrossing ? reserveWire(from, to, b, perByte, leafCrossing, &start) : 0;
+    size_t coreOut = 0, coreIn = 0;
+    const bool sameCore = oneHost && cpuOutSeconds > 0 && cpuIn.core.size() == 1;
+    for (Time before = -1; before != start;) {
+        before = start;
+        Time tOut = start, tIn = start;
+        if (cpuOutSeconds > 0) coreOut = cpuOut.soonest(start, cpuOutSeconds + (sameCore ? cpuInSeconds : 0), SIZE_MAX, &tOut);
+        if (cpuInSeconds > 0 && !sameCore)
+            coreIn = cpuIn.soonest(start, cpuInSeconds, oneHost && cpuOutSeconds > 0 ? coreOut : SIZE_MAX, &tIn);
+        const Time both = std::max(tOut, tIn);
+        if (!local) break;  // across hosts the wire keeps its slot; the cores take theirs
+        start = both;
     }
-    if (leafCrossing) {
-        start = std::max({start, leafUp_[leafOf(from)], leafDown_[leafOf(to)]});
-        seconds = std::max(seconds, b / leafBytesPerSec_);
-    }
-    // Each resource is held for what its own capacity needs.
-    if (cpuOutSeconds > 0) cpuOut.freeAt[coreOut] = start + cpuOutSeconds;
-    if (cpuInSeconds > 0) {
-        const bool sameCore = cpuOutSeconds > 0 && &cpuIn == &cpuOut && coreIn == coreOut;  // a one-core host
-        cpuIn.freeAt[coreIn] = start + cpuInSeconds + (sameCore ? cpuOutSeconds : 0);
-    }
-    if (!local && p_.nicBytesPerSec > 0) {
-        nicOut_[from] = start + b / p_.nicBytesPerSec;
-        nicIn_[to] = start + b / p_.nicBytesPerSec;
-    }
-    if (leafCrossing) {
-        leafUp_[leafOf(from)] = start + b / leafBytesPerSec_;
-        leafDown_[leafOf(to)] = start + b / leafBytesPerSec_;
-    }
-    const double alpha = p_.crowded() && link.alphaCrowded > 0 ? link.alphaCrowded : link.alpha;
-    return MessageTiming{start, start + seconds, start + seconds + alpha};
+    auto hold = [](Cores& c, size_t k, Time from, double length) {
+        if (length > 0) c.core[k].reserve(c.core[k].earliestFit(from, length), length);
+    };
+    hold(cpuOut, coreOut, start, cpuOutSeconds + (sameCore ? cpuInSeconds : 0));
+    if (!sameCore) hold(cpuIn, coreIn, start, cpuInSeconds);
+    const Time sent = std::max(start + seconds, wireEnd);
+    return MessageTiming{start, sent, sent + alphaOf(link)};
 }
 
 }  // namespace hostccl::sim

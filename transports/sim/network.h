@@ -6,12 +6,16 @@
 // resource on its path is free, moves at the slowest of its flow rate and the
 // resources' capacities, and holds each resource for as long as its own capacity
 // needs for the bytes, so flows sharing a NIC or an oversubscribed uplink share
-// its bandwidth and ranks outnumbering cores share the cores.
+// its bandwidth and ranks outnumbering cores share the cores. Every resource keeps a
+// calendar, and a message crosses NICs and uplinks in chunks, each in the earliest
+// gap that fits on its whole path: flows through one NIC interleave, and one waiting
+// for a busy receiver does not hold up its sender's other traffic or a core's work.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "transports/sim/calendar.h"
 #include "transports/sim/platform.h"
 
 namespace hostccl::sim {
@@ -41,19 +45,26 @@ public:
     Time work(uint32_t host, double seconds, Time ready);
     // Every resource idle again (before each simulated op).
     void reset();
+    // No request will start before `t` again: what ended by then can be forgotten.
+    void forgetBefore(Time t);
 
 private:
+    // A host's cores, each with its calendar (work reserved ahead of time, as a
+    // message's CPU part, must not hold up what fits before it).
     struct Cores {
-        std::vector<Time> freeAt;  // per core
-        size_t earliest() const;
+        std::vector<Calendar> core;
+        // The core where `seconds` fit soonest from `from` (skipping `except`), and when.
+        size_t soonest(Time from, double seconds, size_t except, Time* at) const;
     };
+    double alphaOf(const LinkModel& link) const;
+    Time reserveWire(uint32_t from, uint32_t to, double bytes, double flowPerByte, bool leafCrossing, Time* start);
     uint32_t leafOf(uint32_t host) const { return p_.hostsPerSwitch == 0 ? 0 : host / p_.hostsPerSwitch; }
 
     Platform p_;
     Rates rates_;
     std::vector<Cores> cores_;                  // per host
-    std::vector<Time> nicOut_, nicIn_;          // per host
-    std::vector<Time> leafUp_, leafDown_;       // per leaf switch
+    std::vector<Calendar> nicOut_, nicIn_;      // per host
+    std::vector<Calendar> leafUp_, leafDown_;   // per leaf switch
     double leafBytesPerSec_ = 0;                // 0: uplinks never limit
 };
 
