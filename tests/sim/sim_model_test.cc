@@ -3,6 +3,7 @@
 // uplinks and cores, and refusal of bad platform files naming the field.
 #include <gtest/gtest.h>
 
+#include "transports/sim/calendar.h"
 #include "transports/sim/network.h"
 #include "tools/sim/probe.h"
 #include "transports/sim/platform.h"
@@ -23,6 +24,21 @@ Platform twoHosts() {
     p.gamma = 1e-9;
     p.copyBeta = 0.5e-9;
     return p;
+}
+
+// A calendar places a request in the earliest gap long enough for it, merges what
+// touches, and forgets what ended.
+TEST(SimCalendar, TakesTheEarliestGapThatFits) {
+    Calendar c;
+    c.reserve(0, 1);
+    c.reserve(3, 1);                           // busy [0,1) and [3,4)
+    EXPECT_DOUBLE_EQ(c.earliestFit(0, 2), 1);  // [1,3) holds 2
+    EXPECT_DOUBLE_EQ(c.earliestFit(0, 2.5), 4);
+    EXPECT_DOUBLE_EQ(c.earliestFit(3.5, 1), 4);
+    c.reserve(1, 2);                           // fills the gap: [0,4) in one piece
+    EXPECT_DOUBLE_EQ(c.earliestFit(0, 0.5), 4);
+    c.forgetBefore(4);
+    EXPECT_DOUBLE_EQ(c.earliestFit(0, 0.5), 0);
 }
 
 TEST(SimNetwork, AMessageTakesItsBytesAtTheFlowRatePlusAlpha) {

@@ -5,7 +5,6 @@
 // receiver (head-of-line blocking that TCP, which shares, does not have).
 #pragma once
 
-#include <cstddef>
 #include <map>
 
 namespace hostccl::sim {
@@ -19,7 +18,6 @@ public:
     // Forgets intervals that end by `t` (no request will start before it again).
     void forgetBefore(double t);
     void clear() { busy_.clear(); }
-    size_t intervals() const { return busy_.size(); }
 
 private:
     std::map<double, double> busy_;  // start -> end; disjoint, adjacent ones merged
