@@ -1,8 +1,9 @@
-// When one shared resource (a NIC direction, a leaf switch's uplink) is busy: the
-// intervals reserved on it, so a message can take the earliest gap long enough for it
-// instead of queueing behind every earlier request. First come, first served per
+// When one shared resource (a core, a NIC direction, a leaf switch's link) is busy:
+// the intervals reserved on it, so a request can take the earliest gap long enough
+// for it instead of queueing behind every earlier one. First come, first served per
 // whole message left a sender's NIC idle while its first message waited for a busy
-// receiver (head-of-line blocking that TCP, which shares, does not have).
+// receiver (head-of-line blocking that TCP, which shares, does not have), and let a
+// transfer's CPU part reserved ahead of time hold up a core's work that fit before it.
 #pragma once
 
 #include <map>
