@@ -28,6 +28,11 @@ constexpr int kVictimStep = 20;
 // 16 MiB of int32 (HOSTCCL_FAULT_TEST_COUNT in the sanitizer builds): an op lasts
 // long enough to die inside it.
 const uint64_t kCount = std::getenv("HOSTCCL_FAULT_TEST_COUNT") ? std::strtoull(std::getenv("HOSTCCL_FAULT_TEST_COUNT"), nullptr, 10) : 1 << 22;
+// How long a survivor waits after its op failed before destroying the communicator
+// (HOSTCCL_FAULT_TEST_LINGER_MS; 0 by default). At 256 processes on 2 cores the
+// survivors that hear first would otherwise unmap and exit on the CPU the notice
+// still needs to reach the last ranks: the test measures detection both ways.
+const long kLingerMs = std::getenv("HOSTCCL_FAULT_TEST_LINGER_MS") ? std::atol(std::getenv("HOSTCCL_FAULT_TEST_LINGER_MS")) : 0;
 
 int64_t wallNs() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -128,6 +133,7 @@ int runSurvivorChecks(HcclComm comm, aclrtStream stream, std::vector<int32_t>& b
             HcclCommDestroy(smaller);
         }
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(kLingerMs));
     t = Clock::now();
     int destroyed = HcclCommDestroy(comm);
     const double destroyMs = msSince(t);

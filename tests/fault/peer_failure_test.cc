@@ -2,11 +2,12 @@
 // every survivor's op must fail promptly with a fitting code, the log must name the
 // failed rank and its host, later calls must fail fast and destroy must be quick.
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -19,6 +20,27 @@ using namespace hostccl::test;
 
 namespace {
 
+// The workers' results and logs: removed when the test passed, kept (and named) for
+// reading when it failed.
+class ScratchDir {
+public:
+    explicit ScratchDir(const std::string& stem) : path_(tempPath(stem)) {
+        std::filesystem::remove_all(path_);
+        std::filesystem::create_directory(path_);
+    }
+    ~ScratchDir() {
+        if (::testing::Test::HasFailure())
+            std::printf("worker logs kept in %s\n", path_.c_str());
+        else
+            std::filesystem::remove_all(path_);
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
 
 std::map<std::string, double> readResult(const std::string& path) {
     std::map<std::string, double> r;
@@ -41,7 +63,15 @@ struct Case {
     std::string transport;  // "" = default (shared memory on one host)
     uint32_t ranks = 4;
     uint32_t victim = 2;
+    // Survivors wait this long after their op failed before destroying (see
+    // fault_worker.cc); HOSTCCL_FAULT_TEST_LINGER_MS in the test's environment wins.
+    long lingerMs = 0;
 };
+
+long lingerOf(const Case& c) {
+    const char* v = std::getenv("HOSTCCL_FAULT_TEST_LINGER_MS");
+    return v != nullptr ? std::atol(v) : c.lingerMs;
+}
 
 // At scale every rank is a process of its own and the ops are small: what is
 // measured is how fast the notice reaches ranks far from the victim (each rank is
@@ -59,13 +89,13 @@ class PeerFailure : public ::testing::TestWithParam<Case> {};
 TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
     const Case c = GetParam();
     const uint32_t kRanks = c.ranks, kVictim = c.victim;
-    const std::string dir = tempPath("fault-" + name(c));
-    ::mkdir(dir.c_str(), 0700);
+    const ScratchDir scratch("fault-" + name(c));
+    const std::string& dir = scratch.path();
     const std::string root = dir + "/root";
     std::remove(root.c_str());
     std::vector<std::vector<std::string>> argvs;
     for (uint32_t r = 0; r < kRanks; ++r)
-        argvs.push_back({"/usr/bin/env", "HOSTCCL_HEARTBEAT_TIMEOUT=3", "HOSTCCL_TRANSPORT=" + (c.transport.empty() ? "auto" : c.transport),
+        argvs.push_back({"/usr/bin/env", "HOSTCCL_HEARTBEAT_TIMEOUT=3", "HOSTCCL_FAULT_TEST_LINGER_MS=" + std::to_string(lingerOf(c)), "HOSTCCL_TRANSPORT=" + (c.transport.empty() ? "auto" : c.transport),
                          "HOSTCCL_FAULT_TEST_COUNT=" + std::string(kRanks > 4 ? "4096" : std::getenv("HOSTCCL_FAULT_TEST_COUNT") ? std::getenv("HOSTCCL_FAULT_TEST_COUNT") : "4194304"),
                          HOSTCCL_FAULT_WORKER, root, std::to_string(r), std::to_string(kRanks), c.scenario,
                          std::to_string(kVictim), dir});
@@ -116,24 +146,29 @@ TEST_P(PeerFailure, SurvivorsFailPromptlyNamingTheRank) {
                     c.scenario == "shrink" ? (", shrink " + std::to_string(res["shrink_ms"]) + " ms").c_str() : "");
     }
     if (kRanks > 4 && !detections.empty()) {
-        // The requirement is every survivor within 2 s. On this machine's 2 cores the
-        // last few of 255 survivors wait for the CPU behind the others' own failure
-        // handling (1.6-2.4 s seen; p95 1.1-1.7 s): the test holds p95 to 2 s and
-        // everyone to 3 s, and prints whether this run met the requirement.
+        // The requirement: every survivor within 2 s. It is asserted where survivors
+        // linger before destroying. Where they destroy and exit at once, the last few
+        // of 255 survivors on this machine's 2 cores wait for the CPU behind the
+        // others' unmapping and exiting (1.7-2.4 s seen; p95 1.1-1.9 s; 0.45 s when
+        // they linger): then the test holds p95 to 2 s and prints whether all met it.
         std::sort(detections.begin(), detections.end());
         const double median = detections[detections.size() / 2];
         const double p95 = detections[detections.size() * 95 / 100];
         const double worst = detections.back();
         EXPECT_LT(p95, 2000.0);
-        std::printf("detection over %zu survivors: median %.0f ms, p95 %.0f ms, max %.0f ms (every survivor within "
-                    "2 s: %s)\n",
-                    detections.size(), median, p95, worst, worst < 2000 ? "met" : "NOT met in this run");
+        if (lingerOf(c) > 0) {
+            EXPECT_LT(worst, 2000.0) << "every survivor's op must fail within 2 s";
+        }
+        std::printf("detection over %zu survivors (%s): median %.0f ms, p95 %.0f ms, max %.0f ms (every survivor "
+                    "within 2 s: %s)\n",
+                    detections.size(), lingerOf(c) > 0 ? "survivors linger before destroying" : "survivors destroy at once",
+                    median, p95, worst, worst < 2000 ? "met" : "NOT met in this run");
     }
 }
 
 #ifdef HOSTCCL_FAULT_AT_SCALE
 // 256 processes on this machine's 2 cores: built as its own test, run alone (CMake).
-INSTANTIATE_TEST_SUITE_P(AtScale, PeerFailure, ::testing::Values(Case{"kill", "", 256, 101}),
+INSTANTIATE_TEST_SUITE_P(AtScale, PeerFailure, ::testing::Values(Case{"kill", "", 256, 101, 3000}),
                          [](const ::testing::TestParamInfo<Case>& i) { return name(i.param); });
 #else
 // A rank whose creation fails ends every rank's creation within 2 s, naming itself,
@@ -150,8 +185,8 @@ class CreationFailure : public ::testing::TestWithParam<CreationCase> {};
 TEST_P(CreationFailure, OneRanksFailureEndsEveryRanksCreationPromptly) {
     constexpr uint32_t kRanks = 8, kVictim = 5;
     const std::string how = GetParam().how;
-    const std::string dir = tempPath("fault-" + how);
-    ::mkdir(dir.c_str(), 0700);
+    const ScratchDir scratch("fault-" + how);
+    const std::string& dir = scratch.path();
     const std::string root = dir + "/root";
     std::remove(root.c_str());
     std::vector<std::vector<std::string>> argvs;

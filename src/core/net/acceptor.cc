@@ -85,14 +85,28 @@ void Acceptor::readHelloAsync(Fd fd) {
         // is refused at once: its sender then covers that rank's part of the
         // broadcast itself instead of waiting for a handshake that never comes.
         if (hello.purpose == static_cast<uint16_t>(Purpose::Notice)) return;
+        if (handToWaiter(hello, fd)) return;
         if (pending_.size() >= kMaxPending) pending_.pop_front();
         pending_.push_back(Pending{hello, std::move(fd), Deadline::Clock::now()});
-        arrived_.notify_all();
     }).detach();
 }
 
+bool Acceptor::handToWaiter(const Hello& hello, Fd& fd) {
+    auto range = waiters_.equal_range(ServiceKeyT{hello.commId, hello.toRank, hello.purpose});
+    for (auto it = range.first; it != range.second; ++it) {
+        Waiter* w = it->second;
+        if (w->fromRank != kAnyRank && w->fromRank != hello.fromRank) continue;
+        w->fd = std::move(fd);
+        w->hello = hello;
+        waiters_.erase(it);
+        w->wake.notify_one();
+        return true;
+    }
+    return false;
+}
+
 std::shared_ptr<Acceptor::Service> Acceptor::serviceFor(const Hello& h) {
-    auto it = byKey_.find(ServiceKey{h.commId, h.toRank, h.purpose});
+    auto it = byKey_.find(ServiceKeyT{h.commId, h.toRank, h.purpose});
     return it == byKey_.end() ? nullptr : it->second;
 }
 
@@ -120,7 +134,7 @@ uint64_t Acceptor::serve(uint64_t commId, uint32_t toRank, Purpose purpose, Hand
     std::lock_guard<std::mutex> lock(mutex_);
     const uint64_t ticket = nextTicket_++;
     services_[ticket] = s;
-    byKey_.emplace(ServiceKey{commId, toRank, s->purpose}, s);  // the first service of a key keeps it
+    byKey_.emplace(ServiceKeyT{commId, toRank, s->purpose}, s);  // the first service of a key keeps it
     for (auto it = pending_.begin(); it != pending_.end();) {  // those that came before the service
         if (serviceFor(it->hello) != s || !reserveHandler(s)) {
             ++it;
@@ -141,7 +155,7 @@ void Acceptor::unserve(uint64_t ticket) {
     std::shared_ptr<Service> s = it->second;
     s->ended = true;
     services_.erase(it);
-    auto key = byKey_.find(ServiceKey{s->commId, s->toRank, s->purpose});
+    auto key = byKey_.find(ServiceKeyT{s->commId, s->toRank, s->purpose});
     if (key != byKey_.end() && key->second == s) byKey_.erase(key);
     handlerDone_.wait(lock, [&] { return s->running == 0; });
 }
@@ -157,23 +171,30 @@ void Acceptor::purgeStale() {
 Fd Acceptor::claim(uint64_t commId, uint32_t toRank, uint32_t fromRank, Purpose purpose, Deadline deadline,
                    Hello* hello) {
     std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-        for (auto it = pending_.begin(); it != pending_.end(); ++it) {
-            const Hello& h = it->hello;
-            if (h.commId == commId && h.toRank == toRank && (fromRank == kAnyRank || h.fromRank == fromRank) &&
-                h.purpose == static_cast<uint16_t>(purpose)) {
-                *hello = h;
-                Fd fd = std::move(it->fd);
-                pending_.erase(it);
-                return fd;
-            }
+    for (auto it = pending_.begin(); it != pending_.end(); ++it) {  // it came before the claim
+        const Hello& h = it->hello;
+        if (h.commId == commId && h.toRank == toRank && (fromRank == kAnyRank || h.fromRank == fromRank) &&
+            h.purpose == static_cast<uint16_t>(purpose)) {
+            *hello = h;
+            Fd fd = std::move(it->fd);
+            pending_.erase(it);
+            return fd;
         }
-        if (deadline.expired()) return Fd();
-        if (deadline.isNever())
-            arrived_.wait(lock);
-        else
-            arrived_.wait_until(lock, deadline.at());
     }
+    Waiter w{fromRank, {}, Fd(), Hello{}};
+    auto entry = waiters_.emplace(ServiceKeyT{commId, toRank, static_cast<uint16_t>(purpose)}, &w);
+    while (!w.fd.valid() && !deadline.expired()) {
+        if (deadline.isNever())
+            w.wake.wait(lock);
+        else
+            w.wake.wait_until(lock, deadline.at());
+    }
+    if (!w.fd.valid()) {  // still filed: nobody handed it a connection
+        waiters_.erase(entry);
+        return Fd();
+    }
+    *hello = w.hello;
+    return std::move(w.fd);
 }
 
 }  // namespace hostccl::net

@@ -42,6 +42,7 @@ public:
     void unserve(uint64_t ticket);
 
 private:
+    using ServiceKeyT = std::tuple<uint64_t, uint32_t, uint16_t>;  // comm, to-rank, purpose
     Acceptor();
     void run();
     void readHelloAsync(Fd fd);
@@ -52,6 +53,17 @@ private:
         Fd fd;
         Deadline::Clock::time_point arrived;
     };
+    // A claim() asleep until its connection arrives. Each has its own condition
+    // variable: a thousand thread ranks waiting for their tables would otherwise all
+    // wake at every arrival (n^2 wake-ups at creation).
+    struct Waiter {
+        uint32_t fromRank;
+        std::condition_variable wake;
+        Fd fd;
+        Hello hello{};
+    };
+    // Hands `fd` to a claim waiting for it (mutex_ held); false when none waits.
+    bool handToWaiter(const Hello& hello, Fd& fd);
     struct Service {
         uint64_t commId;
         uint32_t toRank;
@@ -70,14 +82,13 @@ private:
     uint16_t port_ = 0;
     std::string startError_;
     std::mutex mutex_;
-    std::condition_variable arrived_;
     std::deque<Pending> pending_;
+    std::multimap<ServiceKeyT, Waiter*> waiters_;  // by (comm, to-rank, purpose)
     int reading_ = 0;
     int handling_ = 0;
     uint64_t nextTicket_ = 1;
     std::unordered_map<uint64_t, std::shared_ptr<Service>> services_;  // by ticket
-    using ServiceKey = std::tuple<uint64_t, uint32_t, uint16_t>;         // comm, to-rank, purpose
-    std::map<ServiceKey, std::shared_ptr<Service>> byKey_;
+    std::map<ServiceKeyT, std::shared_ptr<Service>> byKey_;
     std::condition_variable handlerDone_;
     std::thread thread_;
 };
