@@ -15,4 +15,9 @@ export ASCEND_DIR="$_hostccl_prefix"            # HCCL Test's Makefile (make ASC
 export LD_LIBRARY_PATH="$_hostccl_prefix/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LIBRARY_PATH="$_hostccl_prefix/lib64${LIBRARY_PATH:+:$LIBRARY_PATH}"
 export PATH="$_hostccl_prefix/bin${PATH:+:$PATH}"
+# The Python package (import hostccl.torch), when it was built: its dist-packages.
+for _hostccl_py in "$_hostccl_prefix"/lib/python3*/dist-packages; do
+  [ -d "$_hostccl_py/hostccl" ] && export PYTHONPATH="$_hostccl_py${PYTHONPATH:+:$PYTHONPATH}"
+done
+unset _hostccl_py
 unset _hostccl_here _hostccl_prefix

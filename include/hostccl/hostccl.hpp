@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -137,6 +138,11 @@ public:
     Work send(const void* buf, uint64_t count, HcclDataType dtype, uint32_t peer);
     Work recv(void* buf, uint64_t count, HcclDataType dtype, uint32_t peer);
     Work barrier();
+    // Any other call of the C API, queued like the collectives above and completing a
+    // Work: `launch(comm, stream)` makes the call (HcclAlltoAllV with its counts,
+    // HcclScatter, HcclBatchSendRecv, ...); `call` names it in errors. The buffers and
+    // arrays it reads must stay alive until the Work completes.
+    Work launch(const char* call, const std::function<HcclResult(HcclComm, aclrtStream)>& launch);
 
     // Typed forms: the element type gives the datatype; spans give the counts.
     template <typename T>

@@ -83,6 +83,40 @@ TEST(CxxApi, TypedCollectives) {
     });
 }
 
+// Communicator::launch queues a C call without a method of its own (here an uneven
+// all-to-all) and completes a Work; a call refused for its arguments throws its code.
+TEST(CxxApi, LaunchQueuesAnyCallOfTheCApi) {
+    const uint32_t n = 3;
+    onRanks(n, [&](uint32_t r, Communicator& comm) {
+        // Rank r sends (r + 1) elements to every peer; rank p's block from r is r + 1 long.
+        std::vector<uint64_t> sendCounts(n, r + 1), sendDispls(n), recvCounts(n), recvDispls(n);
+        for (uint32_t p = 0; p < n; ++p) {
+            sendDispls[p] = p * (r + 1);
+            recvCounts[p] = p + 1;
+            recvDispls[p] = p == 0 ? 0 : recvDispls[p - 1] + recvCounts[p - 1];
+        }
+        std::vector<int32_t> in(n * (r + 1)), out(recvDispls[n - 1] + recvCounts[n - 1], -1);
+        for (uint32_t i = 0; i < in.size(); ++i) in[i] = int32_t(1000 * r + i);
+        Work w = comm.launch("HcclAlltoAllV", [&](HcclComm c, aclrtStream s) {
+            return HcclAlltoAllV(in.data(), sendCounts.data(), sendDispls.data(), HCCL_DATA_TYPE_INT32, out.data(),
+                                 recvCounts.data(), recvDispls.data(), HCCL_DATA_TYPE_INT32, c, s);
+        });
+        EXPECT_TRUE(w.wait());
+        for (uint32_t p = 0; p < n; ++p)
+            for (uint32_t j = 0; j < p + 1; ++j)
+                EXPECT_EQ(out[recvDispls[p] + j], int32_t(1000 * p + r * (p + 1) + j)) << "from " << p << " index " << j;
+        try {
+            comm.launch("HcclBroadcast", [&](HcclComm c, aclrtStream s) {
+                return HcclBroadcast(in.data(), 1, HCCL_DATA_TYPE_INT32, n + 5, c, s);  // no such root
+            });
+            ADD_FAILURE() << "a refused launch must throw";
+        } catch (const hostccl::Error& e) {
+            EXPECT_EQ(e.code(), HCCL_E_PARA) << e.what();
+        }
+        comm.synchronize();
+    });
+}
+
 // Work::test and a timed wait report an op that cannot finish yet, without blocking.
 TEST(CxxApi, WaitTimesOutWhileThePeerIsLate) {
     onRanks(2, [&](uint32_t r, Communicator& comm) {

@@ -205,6 +205,10 @@ Work Communicator::barrier() {
     return impl_->run("HcclBarrier", [&](HcclComm c, aclrtStream s) { return HcclBarrier(c, s); });
 }
 
+Work Communicator::launch(const char* call, const std::function<HcclResult(HcclComm, aclrtStream)>& launch) {
+    return impl_->run(call, launch);
+}
+
 void Communicator::synchronize() {
     int rc = aclrtSynchronizeStream(impl_->stream);
     if (rc != 0) throw Error(static_cast<HcclResult>(rc < 100000 ? rc : HCCL_E_RUNTIME), "synchronize");

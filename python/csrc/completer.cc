@@ -1,0 +1,77 @@
+#include "completer.h"
+
+#include "work.h"
+
+namespace hostccl::torch_backend {
+
+namespace {
+// Threads beyond the first that complete futures are started only while every other
+// one is inside a callback; this bounds them if callbacks never return.
+constexpr size_t kMaxRunners = 64;
+}  // namespace
+
+Completer::Completer() : waiter_([this] { waitInOrder(); }) {}
+
+Completer::~Completer() {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    queued_.notify_all();
+    waiter_.join();
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        settledQueued_.notify_all();
+    }
+    for (auto& t : runners_) t.join();
+}
+
+void Completer::watch(c10::intrusive_ptr<HostcclWork> work) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        pending_.push_back(std::move(work));
+    }
+    queued_.notify_one();
+}
+
+void Completer::waitInOrder() {
+    for (;;) {
+        c10::intrusive_ptr<HostcclWork> work;
+        {
+            std::unique_lock<std::mutex> lock(mutex_);
+            queued_.wait(lock, [&] { return stopping_ || !pending_.empty(); });
+            if (pending_.empty()) return;  // stopping, nothing left
+            work = std::move(pending_.front());
+            pending_.pop_front();
+        }
+        work->settle();  // never runs a caller's code: only the op's own follow-up steps
+        hand(std::move(work));
+    }
+}
+
+void Completer::hand(c10::intrusive_ptr<HostcclWork> work) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    settled_.push_back(std::move(work));
+    if (idleRunners_ == 0 && runners_.size() < kMaxRunners)
+        runners_.emplace_back([this] { runCallbacks(); });
+    else
+        settledQueued_.notify_one();
+}
+
+void Completer::runCallbacks() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        ++idleRunners_;
+        settledQueued_.wait(lock, [&] { return !settled_.empty() || (stopping_ && pending_.empty()); });
+        --idleRunners_;
+        if (settled_.empty()) return;
+        c10::intrusive_ptr<HostcclWork> work = std::move(settled_.front());
+        settled_.pop_front();
+        lock.unlock();
+        work->completeFuture();
+        work.reset();
+        lock.lock();
+    }
+}
+
+}  // namespace hostccl::torch_backend

@@ -1,0 +1,93 @@
+// hostccl as a torch.distributed backend (c10d ProcessGroup, torch 1.13): every op
+// is queued on the group's hostccl communicator and returns a HostcclWork at once.
+// Tensors live in host memory, which is hostccl's "device" memory; those that are
+// not contiguous (or that several tensors share, as coalesced ops do) are staged in
+// a contiguous buffer and copied back when the op completed.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <hostccl/hostccl.hpp>
+
+namespace hostccl::torch_backend {
+
+class Completer;
+
+class ProcessGroupHostccl : public c10d::ProcessGroup {
+public:
+    // A new communicator of `size` ranks: rank 0's root info travels through `store`.
+    // `timeout` bounds every op (HCCL's exec timeout).
+    ProcessGroupHostccl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
+                        std::chrono::milliseconds timeout);
+    // A subgroup of `parent` without a new rendezvous: `ranks` are the members' ranks
+    // in the parent, ascending, this rank among them; every member passes the same
+    // ranks and `groupId`, which differs between the groups built from one parent.
+    ProcessGroupHostccl(ProcessGroupHostccl& parent, const std::vector<int64_t>& ranks, uint64_t groupId,
+                        std::chrono::milliseconds timeout);
+    ~ProcessGroupHostccl() override;
+
+    const std::string getBackendName() const override { return "hostccl"; }
+    // HostcclCommDescribe: hosts, links and the algorithms chosen.
+    std::string describe() const { return comm_->describe(); }
+
+    c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& tensors,
+                                             const c10d::BroadcastOptions& opts = c10d::BroadcastOptions()) override;
+    c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                             const c10d::AllreduceOptions& opts = c10d::AllreduceOptions()) override;
+    c10::intrusive_ptr<c10d::Work> allreduce_coalesced(
+        std::vector<at::Tensor>& tensors,
+        const c10d::AllreduceCoalescedOptions& opts = c10d::AllreduceCoalescedOptions()) override;
+    c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& tensors,
+                                          const c10d::ReduceOptions& opts = c10d::ReduceOptions()) override;
+    c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& outputs,
+                                             std::vector<at::Tensor>& inputs,
+                                             const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+    c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                                   const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+    c10::intrusive_ptr<c10d::Work> allgather_coalesced(
+        std::vector<std::vector<at::Tensor>>& outputLists, std::vector<at::Tensor>& inputs,
+        const c10d::AllgatherOptions& opts = c10d::AllgatherOptions()) override;
+    c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& outputs,
+                                          std::vector<at::Tensor>& inputs,
+                                          const c10d::GatherOptions& opts = c10d::GatherOptions()) override;
+    c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& outputs,
+                                           std::vector<std::vector<at::Tensor>>& inputs,
+                                           const c10d::ScatterOptions& opts = c10d::ScatterOptions()) override;
+    c10::intrusive_ptr<c10d::Work> reduce_scatter(
+        std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+        const c10d::ReduceScatterOptions& opts = c10d::ReduceScatterOptions()) override;
+    c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(
+        at::Tensor& output, at::Tensor& input,
+        const c10d::ReduceScatterOptions& opts = c10d::ReduceScatterOptions()) override;
+    c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& output, at::Tensor& input,
+                                                 std::vector<int64_t>& outputSplits, std::vector<int64_t>& inputSplits,
+                                                 const c10d::AllToAllOptions& opts = c10d::AllToAllOptions()) override;
+    c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                            const c10d::AllToAllOptions& opts = c10d::AllToAllOptions()) override;
+    c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& tensors, int dstRank, int tag) override;
+    c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) override;
+    c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
+    c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts = c10d::BarrierOptions()) override;
+
+private:
+    ProcessGroupHostccl(int rank, int size, std::unique_ptr<hostccl::Communicator> comm);
+    // Queues `launch` and wraps its Work: `outputs` are what the Work's result() and
+    // future hold; `after` runs once the op completed successfully.
+    // Reduce-scatter of the contiguous `in` (size x output's elements) into `output`.
+    c10::intrusive_ptr<c10d::Work> reduceScatterFlat(c10d::OpType type, const char* name, at::Tensor& output,
+                                                     at::Tensor in, const c10d::ReduceScatterOptions& opts);
+    c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
+                                           const std::function<hostccl::Work(hostccl::Communicator&)>& launch,
+                                           std::function<void()> after = nullptr);
+
+    std::shared_ptr<hostccl::Communicator> comm_;
+    std::shared_ptr<Completer> completer_;
+};
+
+}  // namespace hostccl::torch_backend

@@ -1,0 +1,161 @@
+"""Every ProcessGroup op of torch 1.13 through hostccl, exact against a local
+computation, for every dtype and reduce op, at 1 to 4 processes."""
+
+import pytest
+import torch
+import torch.distributed as dist
+
+from ranks import run_ranks
+
+DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.int16, torch.int32,
+          torch.int64, torch.uint8, torch.bool]
+OPS = [dist.ReduceOp.SUM, dist.ReduceOp.PRODUCT, dist.ReduceOp.MIN, dist.ReduceOp.MAX, dist.ReduceOp.AVG]
+N = 6
+
+
+def value(rank, dtype, op=None):
+    """Rank `rank`'s input: small integers, so every reduction is exact in every dtype."""
+    base = torch.arange(N, dtype=torch.int64)
+    if dtype == torch.bool:
+        return ((base + rank) % 2 == 0)
+    if op is not None and op == dist.ReduceOp.PRODUCT:
+        return ((base + rank) % 2 + 1).to(dtype)
+    return (base % 3 + rank + 1).to(dtype)
+
+
+def expected(world, dtype, op):
+    stack = torch.stack([value(r, dtype, op).to(torch.float64) for r in range(world)])
+    if op == dist.ReduceOp.SUM:
+        out = stack.sum(0) if dtype != torch.bool else stack.amax(0)
+    elif op == dist.ReduceOp.PRODUCT:
+        out = stack.prod(0) if dtype != torch.bool else stack.amin(0)
+    elif op == dist.ReduceOp.MIN:
+        out = stack.amin(0)
+    elif op == dist.ReduceOp.MAX:
+        out = stack.amax(0)
+    else:  # AVG: the sum in the dtype, divided as torch divides that dtype
+        total = stack.sum(0).to(dtype)
+        return total / world if dtype.is_floating_point else torch.div(total, world, rounding_mode="trunc")
+    return out.to(dtype)
+
+
+def valid(dtype, op):
+    return not (dtype == torch.bool and op == dist.ReduceOp.AVG)
+
+
+def check(got, want, what):
+    assert got.dtype == want.dtype, "%s: dtype %s, want %s" % (what, got.dtype, want.dtype)
+    assert torch.equal(got, want), "%s:\n got %s\nwant %s" % (what, got.tolist(), want.tolist())
+
+
+def reductions(rank, world):
+    root = world - 1
+    for dtype in DTYPES:
+        for op in OPS:
+            if not valid(dtype, op):
+                continue
+            what = "%s %s at %d ranks" % (dtype, op, world)
+            want = expected(world, dtype, op)
+            t = value(rank, dtype, op)
+            dist.all_reduce(t, op=op)
+            check(t, want, "all_reduce " + what)
+            t = value(rank, dtype, op)
+            dist.reduce(t, dst=root, op=op)
+            check(t, want if rank == root else value(rank, dtype, op), "reduce " + what)
+            # reduce_scatter: rank r's block k is value(r) shifted by k; block k goes to rank k
+            blocks = [value(rank, dtype, op) for _ in range(world)]
+            out = torch.empty(N, dtype=dtype)
+            dist.reduce_scatter(out, blocks, op=op)
+            check(out, want, "reduce_scatter " + what)
+            flat_out = torch.empty(N, dtype=dtype)
+            dist._reduce_scatter_base(flat_out, torch.cat(blocks), op=op)
+            check(flat_out, want, "_reduce_scatter_base " + what)
+            pieces = [value(rank, dtype, op)[:2].clone(), value(rank, dtype, op)[2:].clone()]
+            dist.all_reduce_coalesced(pieces, op=op)
+            check(torch.cat(pieces), want, "all_reduce_coalesced " + what)
+
+
+def movements(rank, world):
+    root = world - 1
+    for dtype in DTYPES:
+        what = "%s at %d ranks" % (dtype, world)
+        mine = value(rank, dtype)
+        t = mine.clone() if rank == root else torch.zeros(N, dtype=dtype)
+        dist.broadcast(t, src=root)
+        check(t, value(root, dtype), "broadcast " + what)
+        outs = [torch.zeros(N, dtype=dtype) for _ in range(world)]
+        dist.all_gather(outs, mine)
+        for r in range(world):
+            check(outs[r], value(r, dtype), "all_gather " + what)
+        flat = torch.zeros(world * N, dtype=dtype)
+        dist._all_gather_base(flat, mine)
+        check(flat, torch.cat([value(r, dtype) for r in range(world)]), "_all_gather_base " + what)
+        gathered = [torch.zeros(N, dtype=dtype) for _ in range(world)] if rank == root else None
+        dist.gather(mine, gather_list=gathered, dst=root)
+        if rank == root:
+            for r in range(world):
+                check(gathered[r], value(r, dtype), "gather " + what)
+        got = torch.zeros(N, dtype=dtype)
+        dist.scatter(got, scatter_list=[value(r, dtype) for r in range(world)] if rank == root else None, src=root)
+        check(got, value(rank, dtype), "scatter " + what)
+        # all_to_all_single, equal: rank r's block for k holds r * 10 + k
+        src = torch.tensor([rank * 10 + k for k in range(world) for _ in range(2)]).to(dtype)
+        dst = torch.zeros(2 * world, dtype=dtype)
+        dist.all_to_all_single(dst, src)
+        check(dst, torch.tensor([k * 10 + rank for k in range(world) for _ in range(2)]).to(dtype),
+              "all_to_all_single " + what)
+        # uneven: rank r sends k + 1 rows to rank k; receives r + 1 rows from each
+        src = torch.cat([torch.full((k + 1, 2), rank * 10 + k) for k in range(world)]).to(dtype)
+        dst = torch.zeros(((rank + 1) * world, 2), dtype=dtype)
+        dist.all_to_all_single(dst, src, output_split_sizes=[rank + 1] * world,
+                               input_split_sizes=[k + 1 for k in range(world)])
+        check(dst, torch.cat([torch.full((rank + 1, 2), k * 10 + rank) for k in range(world)]).to(dtype),
+              "all_to_all_single uneven " + what)
+        ins = [torch.full((k + 1,), rank * 10 + k).to(dtype) for k in range(world)]
+        outs = [torch.zeros(rank + 1, dtype=dtype) for _ in range(world)]
+        dist.all_to_all(outs, ins)
+        for k in range(world):
+            check(outs[k], torch.full((rank + 1,), k * 10 + rank).to(dtype), "all_to_all " + what)
+        if world > 1:  # a ring of send/recv: even ranks send first
+            nxt, prv = (rank + 1) % world, (rank - 1) % world
+            got = torch.zeros(N, dtype=dtype)
+            if rank % 2 == 0:
+                dist.send(mine, nxt)
+                dist.recv(got, prv)
+            else:
+                dist.recv(got, prv)
+                dist.send(mine, nxt)
+            check(got, value(prv, dtype), "send/recv " + what)
+        lists = [[torch.zeros(2, dtype=dtype), torch.zeros(4, dtype=dtype)] for _ in range(world)]
+        dist.all_gather_coalesced(lists, [mine[:2].clone(), mine[2:].clone()])
+        for r in range(world):
+            check(torch.cat(lists[r]), value(r, dtype), "all_gather_coalesced " + what)
+    dist.barrier()
+
+
+def views(rank, world):
+    """Non-contiguous tensors are reduced through a copy and written back into the view."""
+    base = torch.arange(12, dtype=torch.float32).reshape(3, 4) + rank
+    view = base.t()  # 4 x 3, not contiguous
+    dist.all_reduce(view)
+    want = sum(torch.arange(12, dtype=torch.float32).reshape(3, 4) + r for r in range(world))
+    check(base, want, "all_reduce of a transposed view")
+    column = torch.zeros(4, 3)
+    if rank == 0:
+        column[:, 1] = torch.tensor([1.0, 2.0, 3.0, 4.0])
+    dist.broadcast(column[:, 1], src=0)
+    check(column[:, 1], torch.tensor([1.0, 2.0, 3.0, 4.0]), "broadcast into a column view")
+
+
+@pytest.mark.parametrize("world", [1, 2, 3, 4])
+def test_reductions_exact(world):
+    run_ranks(world, reductions)
+
+
+@pytest.mark.parametrize("world", [1, 2, 3, 4])
+def test_movements_exact(world):
+    run_ranks(world, movements)
+
+
+def test_views_written_back():
+    run_ranks(2, views)
