@@ -50,6 +50,12 @@ def _train(rank, world, init_file, backend, hook, out_dir):
             with ddp.no_sync():  # accumulate without communicating, then a synchronised step
                 nn.functional.cross_entropy(ddp(x), y).backward()
     torch.save([p.detach().clone() for p in model.parameters()], os.path.join(out_dir, "%s-%d.pt" % (backend, rank)))
+    if backend == "gloo":
+        # torch 1.13's ProcessGroupGloo, destroyed with DDP's reducer while the GIL is
+        # held, can wait forever for a worker thread that wants the GIL (seen here):
+        # the reference run leaves without destructors.
+        os._exit(0)
+    del ddp
     dist.destroy_process_group()
 
 

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/detached_thread.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "core/comm_options.h"
@@ -101,11 +102,11 @@ private:
             ++active_;
         }
         auto self = shared_from_this();
-        std::thread([self, fd = std::move(fd)]() mutable {
+        startDetached([self, fd = std::move(fd)]() mutable {
             self->admit(std::move(fd));
             std::lock_guard<std::mutex> lock(self->mutex_);
             --self->active_;
-        }).detach();
+        });
     }
 
     // Proves the secret both ways and reads the rank's entry, or drops the
@@ -326,7 +327,7 @@ void forwardTable(uint64_t id, const Secret& secret, uint32_t rank, std::vector<
     auto shared = std::make_shared<const std::vector<WireEntry>>(std::move(wire));
     const uint64_t digest = tableDigest(secret, *shared);
     for (uint32_t c : treeChildren(rank, static_cast<uint32_t>(shared->size()))) {
-        std::thread([=] {
+        startDetached([=] {
             std::string err;
             const Deadline deadline = connectDeadline();
             const PeerInfo child = fromWire((*shared)[c]);
@@ -338,7 +339,7 @@ void forwardTable(uint64_t id, const Secret& secret, uint32_t rank, std::vector<
                 !net::sendAll(fd.get(), &mac, sizeof mac, deadline, &err))
                 log::error("rendezvous: rank {} could not pass the table to rank {} ({}:{}): {}", rank, c, child.ip,
                            child.port, err);
-        }).detach();
+        });
     }
 }
 

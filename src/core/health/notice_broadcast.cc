@@ -4,6 +4,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/detached_thread.h"
 #include "common/deadline.h"
 #include "common/log.h"
 #include "core/health/health_monitor.h"
@@ -94,10 +95,10 @@ void cover(const MembershipPtr& m, Frame f, uint32_t x, uint32_t d, const std::s
         return;
     }
     tracker->begin();
-    std::thread([m, f, x, d, tracker, target] {
+    startDetached([m, f, x, d, tracker, target] {
         if (!sendRemote(*m, target, f)) coverChildren(m, f, x, d, tracker);
         tracker->end();
-    }).detach();
+    });
 }
 }  // namespace
 
@@ -124,12 +125,12 @@ void SpreadsInFlight::drain(std::chrono::milliseconds limit) {
 
 void spreadNotice(std::shared_ptr<const Membership> m, Frame notice, std::shared_ptr<SpreadsInFlight> tracker) {
     tracker->begin();
-    std::thread([m = std::move(m), notice, tracker]() {
+    startDetached([m = std::move(m), notice, tracker]() {
         const uint32_t n = m->size();
         const uint32_t x = (m->rank + n - notice.origin) % n;
         coverChildren(m, notice, x, x == 0 ? rootSpan(n) : notice.span, tracker);
         tracker->end();
-    }).detach();
+    });
 }
 
 bool readNotice(int fd, const Secret& secret, const net::Hello& hello, uint32_t ranks, Frame* out,

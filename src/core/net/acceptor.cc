@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sys/resource.h>
 
+#include "common/detached_thread.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "core/net/whitelist.h"
@@ -67,7 +68,7 @@ void Acceptor::readHelloAsync(Fd fd) {
         }
         ++reading_;
     }
-    std::thread([this, fd = std::move(fd)]() mutable {
+    startDetached([this, fd = std::move(fd)]() mutable {
         Hello hello{};
         std::string err;
         bool ok = readHello(fd.get(), &hello, Deadline::after(kHelloTimeout), &err);
@@ -88,7 +89,7 @@ void Acceptor::readHelloAsync(Fd fd) {
         if (handToWaiter(hello, fd)) return;
         if (pending_.size() >= kMaxPending) pending_.pop_front();
         pending_.push_back(Pending{hello, std::move(fd), Deadline::Clock::now()});
-    }).detach();
+    });
 }
 
 bool Acceptor::handToWaiter(const Hello& hello, Fd& fd) {
@@ -140,9 +141,9 @@ uint64_t Acceptor::serve(uint64_t commId, uint32_t toRank, Purpose purpose, Hand
             ++it;
             continue;
         }
-        std::thread([this, s, fd = std::move(it->fd), hello = it->hello]() mutable {
+        startDetached([this, s, fd = std::move(it->fd), hello = it->hello]() mutable {
             runHandler(s, std::move(fd), hello);
-        }).detach();
+        });
         it = pending_.erase(it);
     }
     return ticket;
