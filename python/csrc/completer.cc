@@ -52,25 +52,27 @@ void Completer::waitInOrder() {
 void Completer::hand(c10::intrusive_ptr<HostcclWork> work) {
     std::lock_guard<std::mutex> lock(mutex_);
     settled_.push_back(std::move(work));
-    if (idleRunners_ == 0 && runners_.size() < kMaxRunners)
+    if (idleRunners_ == 0 && runners_.size() < kMaxRunners) {
+        ++idleRunners_;  // counted from its start: work queued meanwhile needs no other thread
         runners_.emplace_back([this] { runCallbacks(); });
-    else
+    } else {
         settledQueued_.notify_one();
+    }
 }
 
-void Completer::runCallbacks() {
+void Completer::runCallbacks() {  // started counted as idle (hand)
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-        ++idleRunners_;
         settledQueued_.wait(lock, [&] { return !settled_.empty() || (stopping_ && pending_.empty()); });
-        --idleRunners_;
         if (settled_.empty()) return;
+        --idleRunners_;
         c10::intrusive_ptr<HostcclWork> work = std::move(settled_.front());
         settled_.pop_front();
         lock.unlock();
         work->completeFuture();
         work.reset();
         lock.lock();
+        ++idleRunners_;
     }
 }
 
