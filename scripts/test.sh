@@ -3,15 +3,23 @@
 # a soft-RoCE guest, then the sanitizer (ASan+UBSan, TSan) and fuzzing steps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup-deps.sh
+# Each step's wall time is printed, so a CI log shows where the budget (30 min on
+# 2 cores) goes.
+step() {  # step <name> <command...>
+    local name=$1 start=$SECONDS
+    shift
+    "$@"
+    echo "test.sh: $name took $((SECONDS - start)) s"
+}
+step setup-deps bash scripts/setup-deps.sh
 # The RDMA suite's guest (debootstrap: mostly download and unpack) is prepared
 # while the project builds and its tests run.
 bash tests/rdma/run.sh --prepare > /tmp/hostccl-rdma-prepare.log 2>&1 &
 prepare=$!
-bash scripts/build.sh
-(cd build && ctest --output-on-failure --timeout 900 -j2)
-wait $prepare || true
+step build bash scripts/build.sh
+step ctest bash -c 'cd build && ctest --output-on-failure --timeout 900 -j2'
+step "waiting for the guest" wait $prepare || true
 cat /tmp/hostccl-rdma-prepare.log
 # Real verbs: soft-RoCE in a qemu guest (skipped, with the reason, where it cannot run).
-timeout 900 bash tests/rdma/run.sh build
-bash scripts/sanitize.sh
+step "rdma suite" timeout 900 bash tests/rdma/run.sh build
+step sanitizers bash scripts/sanitize.sh
