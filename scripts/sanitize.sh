@@ -7,7 +7,8 @@
 #      that once crashed) and fuzzes from its seeds for FUZZ_SECONDS (default 10);
 #   3. TSan build; the tests labelled "sanitize" run under it.
 # The 5- and 8-rank cases of the thread matrix are left to the main suite (they
-# multiply the time, not the interleavings); the fault worker moves 4 MiB per op.
+# multiply the time, not the interleavings); the fault worker moves 4 MiB per op; the
+# thread matrix runs one element type per size (tests/support/matrix.h).
 # SANITIZE_STEPS=asan,fuzz,tsan picks steps. Both builds compile in unity batches of
 # 12 sources with Ninja (on 2 cores the ASan+UBSan build takes 160 s this way, 320 s
 # file by file); the main build (scripts/build.sh) stays file by file, so it alone
@@ -40,7 +41,7 @@ build() {  # build <dir> <sanitizer> [cmake args] -- <targets>
 }
 
 run_labelled() {  # run_labelled <dir> <label> <seconds>
-    (cd "$1" && HOSTCCL_FAULT_TEST_COUNT=1048576 timeout "$3" ctest -L "$2" -E "$skip_big" -j2 --timeout 300 --output-on-failure)
+    (cd "$1" && HOSTCCL_FAULT_TEST_COUNT=1048576 HOSTCCL_TEST_MATRIX_TYPES=one-per-size timeout "$3" ctest -L "$2" -E "$skip_big" -j2 --timeout 300 --output-on-failure)
 }
 
 if [[ $steps == *asan* || $steps == *fuzz* ]]; then

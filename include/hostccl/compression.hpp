@@ -30,6 +30,9 @@ class PendingReduction {
 public:
     virtual ~PendingReduction() = default;
     virtual void finish() = 0;
+    // The collective finish() waits for: complete once it is, finish() then only
+    // turns its result into the average (callers that wait elsewhere poll this).
+    virtual Work collective() const = 0;
     // Milliseconds the collective ran (after finish()).
     virtual double runMs() const = 0;
 };

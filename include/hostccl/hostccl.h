@@ -22,7 +22,8 @@ extern "C" {
  * has no device set, the local rank's device is selected. */
 extern HcclResult HostcclCommInitFromEnv(HcclComm *comm);
 
-/* What HostcclCommInitFromEnv would use; HCCL_E_NOT_FOUND when no launcher is found. */
+/* The rank, size and local rank HostcclCommInitFromEnv would use (whether or not a
+ * meeting point is set); HCCL_E_NOT_FOUND when no launcher's variables are found. */
 extern HcclResult HostcclGetLauncherRank(uint32_t *rank, uint32_t *size, uint32_t *localRank);
 
 /* Describes the communicator for people, as NUL-terminated text in `text` (cut to

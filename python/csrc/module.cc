@@ -5,9 +5,13 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
+#include <hostccl/hostccl.h>
+
+#include "hook_compressor.h"
 #include "process_group.h"
 
 namespace py = pybind11;
+using hostccl::torch_backend::HookCompressor;
 using hostccl::torch_backend::ProcessGroupHostccl;
 
 PYBIND11_MODULE(_C, m) {
@@ -23,11 +27,30 @@ PYBIND11_MODULE(_C, m) {
              py::call_guard<py::gil_scoped_release>(),
              "A new communicator; rank 0's root info travels through the store.")
         .def(py::init([](ProcessGroupHostccl& parent, const std::vector<int64_t>& ranks, uint64_t groupId,
-                         std::chrono::milliseconds timeout) {
-                 return c10::make_intrusive<ProcessGroupHostccl>(parent, ranks, groupId, timeout);
+                         std::chrono::milliseconds timeout, const c10::intrusive_ptr<c10d::Store>& store) {
+                 return c10::make_intrusive<ProcessGroupHostccl>(parent, ranks, groupId, timeout, store);
              }),
-             py::arg("parent"), py::arg("ranks"), py::arg("group_id"), py::arg("timeout"),
+             py::arg("parent"), py::arg("ranks"), py::arg("group_id"), py::arg("timeout"), py::arg("store"),
              py::call_guard<py::gil_scoped_release>(),
              "A subgroup of `parent` (its ranks in the parent, ascending): no new rendezvous.")
-        .def("describe", &ProcessGroupHostccl::describe, "hosts, links and algorithms of the communicator");
+        .def("describe", &ProcessGroupHostccl::describe, "hosts, links and algorithms of the communicator")
+        .def("compressed_average", &ProcessGroupHostccl::compressedAverage, py::arg("compressor"), py::arg("bucket"),
+             py::arg("key"), py::call_guard<py::gil_scoped_release>(),
+             "Averages the float32 bucket in place with the compressor (error feedback per key); returns a Work.");
+    m.def(
+        "launcher_rank",
+        []() -> py::object {
+            uint32_t rank = 0, size = 0, localRank = 0;
+            if (HostcclGetLauncherRank(&rank, &size, &localRank) != HCCL_SUCCESS) return py::none();
+            return py::make_tuple(rank, size, localRank);
+        },
+        "(rank, size, local rank) from mpirun / mpiexec / srun / torchrun variables, or None");
+    // hostccl::Error is a std::runtime_error: a bad spec arrives as RuntimeError.
+    py::class_<HookCompressor, std::shared_ptr<HookCompressor>>(m, "GradientCompressor")
+        .def(py::init<const std::string&>(), py::arg("spec"),
+             "spec: 'topk[:ratio]', 'sign' (1 bit per entry), 'fp16', 'bf16' or 'none'")
+        .def_property_readonly("name", &HookCompressor::name)
+        .def_property_readonly("wire_bytes", &HookCompressor::wireBytes, "bytes sent so far")
+        .def_property_readonly("fp32_wire_bytes", &HookCompressor::fp32WireBytes,
+                               "what fp32 allreduces of the same buckets would have sent");
 }

@@ -93,14 +93,19 @@ std::unique_ptr<hostccl::Communicator> joinThroughStore(const c10::intrusive_ptr
 
 }  // namespace
 
-ProcessGroupHostccl::ProcessGroupHostccl(int rank, int size, std::unique_ptr<hostccl::Communicator> comm)
-    : c10d::ProcessGroup(rank, size), comm_(std::move(comm)), completer_(std::make_shared<Completer>()) {
+ProcessGroupHostccl::ProcessGroupHostccl(int rank, int size, std::unique_ptr<hostccl::Communicator> comm,
+                                         c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout)
+    : c10d::ProcessGroup(rank, size),
+      store_(std::move(store)),
+      timeout_(timeout),
+      comm_(std::move(comm)),
+      completer_(std::make_shared<Completer>()) {
     init();
 }
 
 ProcessGroupHostccl::ProcessGroupHostccl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                                          std::chrono::milliseconds timeout)
-    : ProcessGroupHostccl(rank, size, joinThroughStore(store, rank, size, timeout)) {}
+    : ProcessGroupHostccl(rank, size, joinThroughStore(store, rank, size, timeout), store, timeout) {}
 
 namespace {
 std::unique_ptr<hostccl::Communicator> splitOf(hostccl::Communicator& parent, const std::vector<int64_t>& ranks,
@@ -126,9 +131,10 @@ int indexOf(const std::vector<int64_t>& ranks, uint32_t rank) {
 }  // namespace
 
 ProcessGroupHostccl::ProcessGroupHostccl(ProcessGroupHostccl& parent, const std::vector<int64_t>& ranks,
-                                         uint64_t groupId, std::chrono::milliseconds timeout)
+                                         uint64_t groupId, std::chrono::milliseconds timeout,
+                                         const c10::intrusive_ptr<c10d::Store>& store)
     : ProcessGroupHostccl(indexOf(ranks, parent.comm_->rank()), int(ranks.size()),
-                          splitOf(*parent.comm_, ranks, groupId, timeout)) {}
+                          splitOf(*parent.comm_, ranks, groupId, timeout), store, timeout) {}
 
 ProcessGroupHostccl::~ProcessGroupHostccl() {
     // Completes what is still queued while the communicator lives, then destroys it.
@@ -149,7 +155,9 @@ namespace {
 // to blame and its host) when it is still there, else the op's error.
 std::string failureText(const std::weak_ptr<hostccl::Communicator>& comm, int rank, const char* name,
                         const hostccl::Error& e) {
-    std::string text = std::string("hostccl: ") + name + " failed on rank " + std::to_string(rank) + ": ";
+    // Timeouts say so in the words torch's users and tests look for (" timeout ").
+    std::string text = std::string("hostccl: ") + name + (e.code() == HCCL_E_TIMEOUT ? " hit a timeout" : " failed") +
+                       " on rank " + std::to_string(rank) + ": ";
     if (std::shared_ptr<hostccl::Communicator> c = comm.lock()) {
         const hostccl::Communicator::Failure f = c->failure();
         if (f.code != HCCL_SUCCESS && !f.reason.empty()) return text + f.reason + " (" + e.what() + ")";
@@ -161,12 +169,17 @@ std::string failureText(const std::weak_ptr<hostccl::Communicator>& comm, int ra
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::enqueue(
     c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
     const std::function<hostccl::Work(hostccl::Communicator&)>& launch, std::function<void()> after) {
+    TORCH_CHECK(!batch_, "hostccl: only send and recv can be coalesced (batch_isend_irecv); ", name,
+                " was called inside the batch");
     hostccl::Work op = launch(*comm_);
-    FailureText text = [comm = std::weak_ptr<hostccl::Communicator>(comm_), rank = rank_, name](const hostccl::Error& e) {
+    return c10::make_intrusive<HostcclWork>(rank_, type, name, std::move(op), std::move(outputs), std::move(after),
+                                            failureTextFor(name), completer_);
+}
+
+FailureText ProcessGroupHostccl::failureTextFor(const char* name) const {
+    return [comm = std::weak_ptr<hostccl::Communicator>(comm_), rank = rank_, name](const hostccl::Error& e) {
         return failureText(comm, rank, name, e);
     };
-    return c10::make_intrusive<HostcclWork>(rank_, type, name, std::move(op), std::move(outputs), std::move(after),
-                                            std::move(text), completer_);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::broadcast(std::vector<at::Tensor>& tensors,
@@ -185,6 +198,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::broadcast(std::vector<at::Te
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduce(std::vector<at::Tensor>& tensors,
                                                               const c10d::AllreduceOptions& opts) {
+    TORCH_CHECK(tensors.size() == 1, "hostccl: allreduce takes one tensor per process (got ", tensors.size(), ")");
+    if (tensors[0].defined() && tensors[0].is_sparse() && tensors[0].device().is_cpu())
+        return allreduceSparse(tensors[0], opts);
     at::Tensor& t = single(tensors, "allreduce");
     const HcclDataType dtype = hcclTypeOf(t);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, t.scalar_type());
@@ -530,6 +546,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::send(std::vector<at::Tensor>
     checkPeer(dstRank, rank_, size_, "send");
     const HcclDataType dtype = hcclTypeOf(t);
     at::Tensor buf = staged(t);
+    if (batch_) return coalesce(c10d::OpType::SEND, "send", t, buf, HCCL_SEND, dstRank, [buf] {});
     return enqueue(
         c10d::OpType::SEND, "send", {t},
         [&](hostccl::Communicator& c) {
@@ -543,6 +560,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::recv(std::vector<at::Tensor>
     checkPeer(srcRank, rank_, size_, "recv");
     const HcclDataType dtype = hcclTypeOf(t);
     at::Tensor buf = staged(t);
+    if (batch_) {
+        return coalesce(c10d::OpType::RECV, "recv", t, buf, HCCL_RECV, srcRank,
+                        [t, buf]() mutable { writeBack(t, buf); });
+    }
     return enqueue(
         c10d::OpType::RECV, "recv", {t},
         [&](hostccl::Communicator& c) {

@@ -18,6 +18,8 @@
 namespace hostccl::torch_backend {
 
 class Completer;
+class HookCompressor;
+class HostcclWork;
 
 class ProcessGroupHostccl : public c10d::ProcessGroup {
 public:
@@ -28,8 +30,9 @@ public:
     // A subgroup of `parent` without a new rendezvous: `ranks` are the members' ranks
     // in the parent, ascending, this rank among them; every member passes the same
     // ranks and `groupId`, which differs between the groups built from one parent.
+    // `store` is the subgroup's own (monitoredBarrier meets there).
     ProcessGroupHostccl(ProcessGroupHostccl& parent, const std::vector<int64_t>& ranks, uint64_t groupId,
-                        std::chrono::milliseconds timeout);
+                        std::chrono::milliseconds timeout, const c10::intrusive_ptr<c10d::Store>& store);
     ~ProcessGroupHostccl() override;
 
     const std::string getBackendName() const override { return "hostccl"; }
@@ -74,18 +77,53 @@ public:
     c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors, int srcRank, int tag) override;
     c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors, int tag) override;
     c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts = c10d::BarrierOptions()) override;
+    // batch_isend_irecv: the sends and receives issued between the two run as one
+    // HcclBatchSendRecv (all at once, in any order across ranks), not one after
+    // another on the stream, where two ranks that both receive first would wait for
+    // each other forever.
+    void startCoalescing() override;
+    void endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>& reqs) override;
+
+    // A barrier through the group's store that names the ranks which did not reach it
+    // within the timeout (on rank 0; the others fail when rank 0 does not answer).
+    void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks = false) override;
+
+    // Averages the float32 `bucket` in place with one of the training layer's
+    // compressors (top-k, 1-bit sign, fp16/bf16 casts: hostccl/compression.hpp), its
+    // error feedback kept per `key`. The compression runs here, its collective on the
+    // group's stream, the decode once that completed; the Work's result is {bucket}.
+    c10::intrusive_ptr<c10d::Work> compressedAverage(HookCompressor& compressor, at::Tensor bucket, int64_t key);
 
 private:
-    ProcessGroupHostccl(int rank, int size, std::unique_ptr<hostccl::Communicator> comm);
+    ProcessGroupHostccl(int rank, int size, std::unique_ptr<hostccl::Communicator> comm,
+                        c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout);
     // Queues `launch` and wraps its Work: `outputs` are what the Work's result() and
     // future hold; `after` runs once the op completed successfully.
     // Reduce-scatter of the contiguous `in` (size x output's elements) into `output`.
     c10::intrusive_ptr<c10d::Work> reduceScatterFlat(c10d::OpType type, const char* name, at::Tensor& output,
                                                      at::Tensor in, const c10d::ReduceScatterOptions& opts);
+    // allreduce of a sparse COO tensor (SUM), done before it returns.
+    c10::intrusive_ptr<c10d::Work> allreduceSparse(at::Tensor& t, const c10d::AllreduceOptions& opts);
+    // How a failed op's Work words its error.
+    std::function<std::string(const hostccl::Error&)> failureTextFor(const char* name) const;
+    // A send or receive inside startCoalescing/endCoalescing: its Work completes with
+    // the batch.
+    c10::intrusive_ptr<c10d::Work> coalesce(c10d::OpType type, const char* name, at::Tensor t, at::Tensor buf,
+                                            HcclSendRecvType kind, int peer, std::function<void()> after);
     c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
                                            const std::function<hostccl::Work(hostccl::Communicator&)>& launch,
                                            std::function<void()> after = nullptr);
 
+    struct PendingBatch {
+        // Read by HcclBatchSendRecv until the batch completes: each Work of the batch
+        // holds them (through its `after`).
+        std::shared_ptr<std::vector<HcclSendRecvItem>> items = std::make_shared<std::vector<HcclSendRecvItem>>();
+        std::vector<c10::intrusive_ptr<HostcclWork>> works;
+    };
+    std::unique_ptr<PendingBatch> batch_;  // while coalescing
+    c10::intrusive_ptr<c10d::Store> store_;
+    std::chrono::milliseconds timeout_;
+    uint64_t monitoredBarriers_ = 0;  // how many this rank entered: names each one's keys
     std::shared_ptr<hostccl::Communicator> comm_;
     std::shared_ptr<Completer> completer_;
 };

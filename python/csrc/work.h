@@ -37,6 +37,8 @@ public:
     void synchronize() override {}
     c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
+    // Gives a Work made inside a coalesced batch its op, once the batch is queued.
+    void bindOp(hostccl::Work op) { op_ = std::move(op); }
     // Blocks until the op completed, then (once, by whoever gets here first) runs the
     // steps that follow it and records its failure.
     void settle();

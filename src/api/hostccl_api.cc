@@ -52,7 +52,7 @@ HcclResult HostcclGetLauncherRank(uint32_t* rank, uint32_t* size, uint32_t* loca
         return fail(HCCL_E_PTR, "HostcclGetLauncherRank: NULL argument");
     LauncherInfo info;
     std::string why;
-    if (!detectLauncher(&info, &why)) return HCCL_E_NOT_FOUND;
+    if (!detectLauncherRank(&info, &why)) return HCCL_E_NOT_FOUND;
     *rank = info.rank;
     *size = info.size;
     *localRank = info.localRank;

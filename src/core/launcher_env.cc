@@ -56,7 +56,7 @@ bool rootAddress(LauncherInfo* info, std::string* why) {
 
 }  // namespace
 
-bool detectLauncher(LauncherInfo* out, std::string* why) {
+bool detectLauncherRank(LauncherInfo* out, std::string* why) {
     for (const Scheme& s : kSchemes) {
         auto rank = env::raw(s.rank), size = env::raw(s.size);
         if (!rank || !size) continue;
@@ -67,13 +67,19 @@ bool detectLauncher(LauncherInfo* out, std::string* why) {
             return false;
         }
         if (auto local = env::raw(s.localRank)) parseU32(*local, &info.localRank);
-        if (!rootAddress(&info, why)) return false;
         info.jobKey = env::raw("HOSTCCL_JOB_SECRET").value_or(s.jobId ? env::getString(s.jobId) : "");
         *out = info;
         return true;
     }
     *why = "no launcher environment found (Open MPI, MPICH/hydra, Slurm or torchrun variables)";
     return false;
+}
+
+bool detectLauncher(LauncherInfo* out, std::string* why) {
+    LauncherInfo info;
+    if (!detectLauncherRank(&info, why) || !rootAddress(&info, why)) return false;
+    *out = info;
+    return true;
 }
 
 }  // namespace hostccl

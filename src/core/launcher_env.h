@@ -19,7 +19,10 @@ struct LauncherInfo {
     std::string jobKey;  // mixed into the job secret: HOSTCCL_JOB_SECRET or the launcher's job id
 };
 
-// False with `why` when no launcher is recognised or its values are unusable.
+// Rank, size, local rank and job key (no meeting point). False with `why` when no
+// launcher is recognised or its values are unusable.
+bool detectLauncherRank(LauncherInfo* out, std::string* why);
+// All of it, the meeting point too: false with `why` also when there is none.
 bool detectLauncher(LauncherInfo* out, std::string* why);
 
 }  // namespace hostccl

@@ -42,4 +42,14 @@ for r in 0 1; do
 done
 wait && grep -q "0 OK" /tmp/hostccl-master-$$-0 && echo "MASTER_ADDR/MASTER_PORT: ok" || { echo "MASTER_ADDR/MASTER_PORT: FAILED"; cat /tmp/hostccl-master-$$-*; status=1; }
 rm -f /tmp/hostccl-master-$$-*
+# A launcher's variables without a meeting point: the process fails, naming what to
+# set, instead of running a job of its own.
+out=$(env -u MASTER_ADDR -u MASTER_PORT -u HOSTCCL_ROOT_ADDR OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 \
+    timeout 60 "$tool" -b 8 -e 8 -n 1 -w 0 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "no meeting point" <<<"$out"; then
+    echo "no meeting point: ok"
+else
+    echo "no meeting point: FAILED (exit $rc)"; echo "$out"; status=1
+fi
 exit $status

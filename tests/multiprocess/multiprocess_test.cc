@@ -70,7 +70,8 @@ TEST_P(MultiProcess, RankTable) {
     std::remove(file.c_str());
 }
 
-// The whole collective matrix with ranks as processes: one job per family.
+// The collective matrix with ranks as processes, one type per size (links between
+// processes move bytes; every type runs in the threads' matrix): one job per family.
 using MatrixParam = std::tuple<std::string, uint32_t>;
 class ProcessMatrix : public ::testing::TestWithParam<MatrixParam> {};
 
@@ -81,7 +82,8 @@ TEST_P(ProcessMatrix, ExactResultsOnEveryRank) {
     std::remove(file.c_str());
     std::vector<std::vector<std::string>> argvs;
     for (uint32_t r = 0; r < n; ++r)
-        argvs.push_back({HOSTCCL_WORKER, "rootinfo", file, std::to_string(r), std::to_string(n), family});
+        argvs.push_back({HOSTCCL_WORKER, "rootinfo", file, std::to_string(r), std::to_string(n),
+                         family + ":" + hostccl::test::kOneTypePerSize});
     expectAllExitZero(runProcesses(argvs, 300));
     std::remove(file.c_str());
 }

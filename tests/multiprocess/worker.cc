@@ -139,6 +139,12 @@ void runMatrixFamily(HcclComm comm, aclrtStream stream, uint32_t rank, uint32_t 
         }
         return;
     }
+    if (const size_t colon = family.find(':'); colon != std::string::npos && dtypes.empty()) {  // "AllReduce:int8,fp32"
+        std::string only;
+        only.append(",").append(family, colon + 1).append(",");
+        runMatrixFamily(comm, stream, rank, n, family.substr(0, colon), only);
+        return;
+    }
     size_t typed = 0, ran = 0;
     for (const auto& c : hostccl::test::matrixCases(family, n)) {
         const std::string dtype = c.dtype < 0 ? "" : hostccl::dtypeName(HcclDataType(c.dtype));
@@ -155,7 +161,7 @@ void runMatrixFamily(HcclComm comm, aclrtStream stream, uint32_t rank, uint32_t 
 
 int main(int argc, char** argv) {
     if (argc != 5 && argc != 6) {
-        std::fprintf(stderr, "usage: %s rootinfo|ranktable <file> <rank> <nranks> [matrix-family|all|all:dtype,...]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s rootinfo|ranktable <file> <rank> <nranks> [matrix-family[:dtype,...]|all|all:dtype,...]\n", argv[0]);
         return 2;
     }
     std::string mode = argv[1], file = argv[2];

@@ -147,6 +147,32 @@ def views(rank, world):
     check(column[:, 1], torch.tensor([1.0, 2.0, 3.0, 4.0]), "broadcast into a column view")
 
 
+def sparse(rank, world):
+    """Sparse COO tensors (sparse embeddings' gradients) are summed where indices meet."""
+    # Rank r holds rows r and r + 1 of a 6 x 2 matrix (overlapping its neighbours'),
+    # with a repeated index that coalescing sums first.
+    indices = torch.tensor([[rank, rank + 1, rank]])
+    values = torch.tensor([[1.0, 2.0], [3.0, 4.0], [10.0, 20.0]]) * (rank + 1)
+    t = torch.sparse_coo_tensor(indices, values, (6, 2))
+    dist.all_reduce(t)
+    want = torch.zeros(6, 2)
+    for r in range(world):
+        want[r] += torch.tensor([11.0, 22.0]) * (r + 1)
+        want[r + 1] += torch.tensor([3.0, 4.0]) * (r + 1)
+    assert t.is_sparse
+    check(t.to_dense(), want, "all_reduce of a sparse tensor")
+    empty = torch.sparse_coo_tensor(torch.zeros(1, 0, dtype=torch.long), torch.zeros(0, 2), (6, 2))
+    dist.all_reduce(empty)
+    check(empty.to_dense(), torch.zeros(6, 2), "all_reduce of an empty sparse tensor")
+    with pytest.raises(RuntimeError, match="ReduceOp.SUM only"):
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+
+
+@pytest.mark.parametrize("world", [1, 3])
+def test_sparse_all_reduce_sums(world):
+    run_ranks(world, sparse)
+
+
 @pytest.mark.parametrize("world", [1, 2, 3, 4])
 def test_reductions_exact(world):
     run_ranks(world, reductions)

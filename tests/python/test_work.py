@@ -4,6 +4,7 @@ import os
 import signal
 import tempfile
 import time
+from datetime import timedelta
 
 import pytest
 import torch
@@ -68,7 +69,7 @@ def errors(rank, world):
     with pytest.raises(RuntimeError, match="any source"):
         dist.recv(t)
     with pytest.raises(RuntimeError, match="dense"):
-        dist.all_reduce(torch.ones(2).to_sparse())
+        dist.broadcast(torch.ones(2).to_sparse(), src=0)  # only all_reduce takes sparse tensors
     # The group still works after refused calls.
     dist.all_reduce(t)
     assert torch.equal(t, torch.full((3,), world, dtype=torch.int32))
@@ -149,3 +150,63 @@ def test_every_init_method(how, port):
         p.join(timeout=30)
         assert p.exitcode == 0
     assert got == [(r, 6.0) for r in range(world)]
+
+
+def monitored(rank, world):
+    from hostccl.torch import monitored_barrier
+
+    # torch's own entry point reaches hostccl groups (import hostccl.torch extends it).
+    dist.monitored_barrier(timeout=timedelta(seconds=10))  # everyone arrives
+    if rank == 0:
+        with pytest.raises(RuntimeError, match=r"\[Rank 0\]: Ranks 2, 3 failed to pass monitoredBarrier in 1000 ms"):
+            monitored_barrier(timeout=timedelta(seconds=1), wait_all_ranks=True)
+    elif rank == 1:
+        with pytest.raises(RuntimeError, match=r"\[Rank 1\]: Rank 1 successfully reached monitoredBarrier, but "
+                                               r"received errors while waiting for send/recv from rank 0 "
+                                               r"\(no answer within 1000 ms\)"):
+            monitored_barrier(timeout=timedelta(seconds=1))
+    else:
+        time.sleep(2.5)  # ranks 2 and 3 come late: rank 0 has given up on them
+        with pytest.raises(RuntimeError, match="successfully reached monitoredBarrier, but received errors"):
+            monitored_barrier(timeout=timedelta(seconds=1))
+    # The barrier met only through the store: the group's ops still run.
+    t = torch.ones(1)
+    dist.all_reduce(t)
+    assert t.item() == world
+    if rank == 0:
+        # Without wait_all_ranks, the first missing rank fails it; with no time at
+        # all, rank 0's own budget.
+        with pytest.raises(RuntimeError, match=r"\[Rank 0\]: Rank 1 failed to pass monitoredBarrier in 200 ms"):
+            dist.monitored_barrier(timeout=timedelta(milliseconds=200))
+        with pytest.raises(RuntimeError, match=r"\[Rank 0\]: Rank 0 timed out in monitoredBarrier after 0 ms"):
+            dist.monitored_barrier(timeout=timedelta(seconds=0))
+    dist.barrier()
+
+
+def test_monitored_barrier_names_the_ranks_that_did_not_arrive():
+    run_ranks(4, monitored)
+
+
+def batched(rank, world):
+    # Every rank receives before it sends: run one by one, the ops would wait for each
+    # other forever; batch_isend_irecv runs them as one batch.
+    ops, recvs = [], {}
+    base = torch.full((5, 2), -1.0)
+    for peer in range(world):
+        if peer == rank:
+            continue
+        recvs[peer] = base[:, 0] if peer == (rank + 1) % world else torch.full((5,), -1.0)  # one is a view
+        ops.append(dist.P2POp(dist.irecv, recvs[peer], peer))
+        ops.append(dist.P2POp(dist.isend, torch.full((5,), float(rank * 10 + peer)), peer))
+    for work in dist.batch_isend_irecv(ops):
+        work.wait()
+    for peer, t in recvs.items():
+        assert torch.equal(t, torch.full((5,), float(peer * 10 + rank)))
+    assert torch.equal(base[:, 0], torch.full((5,), float(((rank + 1) % world) * 10 + rank)))
+    t = torch.ones(1)
+    dist.all_reduce(t)  # the group goes on
+    assert t.item() == world
+
+
+def test_batch_isend_irecv_runs_the_ops_as_one_batch():
+    run_ranks(3, batched)

@@ -255,6 +255,14 @@ const std::vector<std::string>& matrixFamilies() {
     return f;
 }
 
+const char* const kOneTypePerSize = "int8,fp16,fp32,int64,int128";
+
+bool caseInTypes(const MatrixCase& c, const std::string& dtypes) {
+    if (dtypes.empty() || c.dtype < 0) return true;
+    const std::string listed = std::string(",").append(dtypes).append(",");
+    return listed.find(std::string(",").append(dtypeName(HcclDataType(c.dtype))).append(",")) != std::string::npos;
+}
+
 std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n, bool withLarge) {
     std::vector<MatrixCase> out;
     auto once = [&](const char* name, auto f) {  // one case per dtype (layout fixed by the family)

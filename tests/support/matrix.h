@@ -28,6 +28,15 @@ struct MatrixCase {
     int dtype = -1;      // the HcclDataType it runs, -1 for none (barriers)
 };
 
+// One element type per size: what a transport or an algorithm does differently per
+// type is the element size (block edges, alignment), so the variants of the matrix
+// (TCP, direct, processes, forced algorithms) run these; every type runs in the
+// threads' matrix under the selector's choice and in the reduction kernels' tests.
+extern const char* const kOneTypePerSize;  // "int8,fp16,fp32,int64,int128"
+// True when the case has no dtype or its dtype is in the comma-separated `dtypes`
+// ("" = every type).
+bool caseInTypes(const MatrixCase& c, const std::string& dtypes);
+
 // Families: AllReduce, Reduce, ReduceScatter, ReduceScatterV, Broadcast, AllGather,
 // AllGatherV, Scatter, AlltoAll, AlltoAllV, AlltoAllVC, SendRecv, BatchSendRecv, Barrier.
 const std::vector<std::string>& matrixFamilies();

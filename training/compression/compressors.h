@@ -63,6 +63,7 @@ public:
         then_();
     }
     double runMs() const override { return work_.runMs(); }
+    Work collective() const override { return work_; }
 
 private:
     Work work_;

@@ -5,17 +5,23 @@ backend has that name. ``init_process_group("hostccl")`` works with every init
 method torch has (env://, tcp://, file://, a store): rank 0's root info travels
 through the group's store. ``new_group`` builds a sub-communicator of the default
 group without a new rendezvous.
+
+Started by mpirun, mpiexec or srun, env:// finds its RANK, WORLD_SIZE and LOCAL_RANK:
+importing this module fills them from the launcher's variables (Open MPI's
+OMPI_COMM_WORLD_*, MPICH's PMI_*, Slurm's SLURM_*) where they are not set, and
+MASTER_ADDR / MASTER_PORT from HOSTCCL_ROOT_ADDR=host:port where that is set.
 """
 
+import os
 import sys
 import zlib
 from datetime import timedelta
 
 import torch.distributed as dist
 
-from .._C import ProcessGroupHostccl
+from .._C import ProcessGroupHostccl, launcher_rank
 
-__all__ = ["ProcessGroupHostccl", "BACKEND"]
+__all__ = ["ProcessGroupHostccl", "BACKEND", "monitored_barrier"]
 
 BACKEND = "hostccl"
 
@@ -62,7 +68,43 @@ def _create(store, rank, size, timeout):
     occurrence = _groups_built.get(key, 0)
     _groups_built[key] = occurrence + 1
     group_id = zlib.crc32(repr((key, occurrence)).encode()) | (occurrence << 32)
-    return ProcessGroupHostccl(parent, ranks, group_id, timeout)
+    return ProcessGroupHostccl(parent, ranks, group_id, timeout, store)
+
+
+_torch_monitored_barrier = dist.monitored_barrier
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """dist.monitored_barrier, on hostccl groups too (torch 1.13's refuses every backend but Gloo).
+
+    Rank 0 raises a RuntimeError naming the first rank (every rank, with
+    ``wait_all_ranks``) that did not arrive within ``timeout`` (default: the group's);
+    the others raise when rank 0 does not answer in that time. Other groups go to
+    torch's own. Importing this module makes it torch.distributed.monitored_barrier.
+    """
+    pg = group if group is not None else dist.distributed_c10d._get_default_group()
+    if not isinstance(pg, ProcessGroupHostccl):
+        return _torch_monitored_barrier(group, timeout, wait_all_ranks)
+    if dist.distributed_c10d._rank_not_in_group(pg):
+        return None
+    if timeout is None:
+        timeout = dist.default_pg_timeout
+    return pg.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
+
+
+def _adopt_launcher_env():
+    """torch's env:// reads RANK and WORLD_SIZE: a launcher's own variables stand in."""
+    env = os.environ
+    found = launcher_rank()
+    if found is not None and ("RANK" not in env or "WORLD_SIZE" not in env):
+        rank, size, local_rank = found
+        env.setdefault("RANK", str(rank))
+        env.setdefault("WORLD_SIZE", str(size))
+        env.setdefault("LOCAL_RANK", str(local_rank))
+    root = env.get("HOSTCCL_ROOT_ADDR", "")
+    if ":" in root and "MASTER_ADDR" not in env and "MASTER_PORT" not in env:
+        host, port = root.rsplit(":", 1)
+        env["MASTER_ADDR"], env["MASTER_PORT"] = host, port
 
 
 def _register():
@@ -73,4 +115,6 @@ def _register():
         backends.register_backend("hccl", _create)
 
 
+_adopt_launcher_env()
 _register()
+dist.monitored_barrier = dist.distributed_c10d.monitored_barrier = monitored_barrier

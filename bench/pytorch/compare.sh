@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# torch.distributed on hostccl against Gloo, back to back in one run (issue 18's table):
+#   - dist.all_reduce: busbw at 64 MiB and time at 8 B, 2 and 4 processes, on one host
+#     (shared memory) and across two "hosts" (this network namespace and another one,
+#     joined by veth: TCP; root only, skipped with the reason otherwise);
+#   - the c10d layer's cost: hostccl's own allreduce_perf (processes, the same sizes)
+#     against dist.all_reduce on hostccl;
+#   - DDP step time of examples/pytorch/ddp_train.py at 2 and 4 processes, with the
+#     compute-only step (no gradient communication) for the communication's share.
+#   bash bench/pytorch/compare.sh [--quick] [--out FILE]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD quick=0 out=""
+while [ $# -gt 0 ]; do
+    case $1 in
+        --quick) quick=1 ;;
+        --out) out=$2; shift ;;
+        *) echo "unknown argument $1"; exit 2 ;;
+    esac
+    shift
+done
+bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
+python=/usr/bin/python3
+export PYTHONPATH=$root/build/python${PYTHONPATH:+:$PYTHONPATH}
+logs=$(mktemp -d /tmp/hostccl-torch-compare.XXXXXX)
+large=64M iters_small=2000 iters_large=10 steps=60
+[ $quick -eq 1 ] && { large=4M; iters_small=200; iters_large=3; steps=20; }
+port() { echo $((20000 + RANDOM % 12000)); }
+
+# Two emulated hosts: ranks in the upper half run in namespace $nsB (bench/netns_agent.sh).
+split=0 ipA=127.0.0.1 nsB="" vethA=""
+in_host() { local h=$1; shift; if [ -z "$h" ]; then "$@"; else "$root/bench/netns_agent.sh" "$h" "$(printf '%q ' "$@")"; fi; }
+host_of() { [ "$split" = 1 ] && [ "$1" -ge $(($2 / 2)) ] && echo "$nsB" || echo ""; }
+# Gloo picks its interface by the host name, which the emulated host cannot resolve.
+ifname_of() { [ "$split" = 1 ] && { [ -n "$(host_of "$1" "$2")" ] && echo "${vethA}b0" || echo "$vethA"; } || echo lo; }
+
+# launch NAME N COMMAND...: one process per rank with env:// variables; rank 0's output in $logs/NAME.
+launch() {
+    local name=$1 n=$2 p pids=()
+    shift 2
+    p=$(port)
+    for r in $(seq 0 $((n - 1))); do
+        in_host "$(host_of $r $n)" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r MASTER_ADDR=$ipA MASTER_PORT=$p \
+            HOSTCCL_ROOT_ADDR=$ipA:$p GLOO_SOCKET_IFNAME="$(ifname_of $r $n)" PYTHONPATH="$PYTHONPATH" \
+            timeout 600 "$@" >"$logs/$name.$r" 2>&1 &
+        pids+=($!)
+    done
+    local failed=0
+    for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
+    [ $failed -eq 0 ] || { echo "$name failed:" >&2; cat "$logs/$name".* >&2; }
+    mv "$logs/$name.0" "$logs/$name"
+}
+
+# Rows of the tables: "bytes time_us busbw" from the torch bench; allreduce_perf's out-of-place columns.
+torch_row() { awk -v b="$2" '$1 == b { print $0 }' "$logs/$1"; }
+perf_row() { awk -v b="$2" '$1 == b { print $1, $6, $8 }' "$logs/$1"; }
+bytes_of() { case $1 in *M) echo $(( ${1%M} << 20 )) ;; *) echo "$1" ;; esac; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
+
+allreduce_config() {  # allreduce_config LABEL N
+    local label=$1 n=$2 tag=$3
+    for backend in hostccl gloo; do
+        launch "$tag.$backend" $n $python bench/pytorch/allreduce_bench.py --backend $backend --sizes 8,$large \
+            --iters-small $iters_small --iters-large $iters_large
+    done
+    # hostccl's own tool as processes (the same transport choice), for the c10d layer's cost.
+    launch "$tag.perf_small" $n build/bench/perf/allreduce_perf -b 8 -e 8 -n $iters_small -w 100
+    launch "$tag.perf_large" $n build/bench/perf/allreduce_perf -b $large -e $large -n $iters_large -w 2
+    local big; big=$(bytes_of $large)
+    read -r _ hs_us _ <<<"$(torch_row $tag.hostccl 8)"
+    read -r _ gs_us _ <<<"$(torch_row $tag.gloo 8)"
+    read -r _ _ hl_bw <<<"$(torch_row $tag.hostccl $big)"
+    read -r _ _ gl_bw <<<"$(torch_row $tag.gloo $big)"
+    read -r _ ps_us _ <<<"$(perf_row $tag.perf_small 8)"
+    read -r _ _ pl_bw <<<"$(perf_row $tag.perf_large $big)"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$hl_bw" "$gl_bw" "$(ratio "$hl_bw" "$gl_bw")" \
+        "$hs_us" "$gs_us" "$(ratio "$gs_us" "$hs_us")" "$pl_bw" "$ps_us" >>"$logs/allreduce.md"
+}
+
+ddp_config() {  # ddp_config N
+    local n=$1
+    for mode in hostccl gloo compute; do
+        local args=(--backend hostccl --steps $steps --print-every 1000)
+        [ $mode = gloo ] && args=(--backend gloo --steps $steps --print-every 1000)
+        [ $mode = compute ] && args+=(--no-sync)
+        $python examples/pytorch/ddp_train.py --spawn $n --port "$(port)" "${args[@]}" >"$logs/ddp.$n.$mode" 2>&1 ||
+            { echo "ddp $mode at $n failed:" >&2; cat "$logs/ddp.$n.$mode" >&2; }
+    done
+    local h g c
+    h=$(grep -o 'median step [0-9.]*' "$logs/ddp.$n.hostccl" | awk '{print $3}')
+    g=$(grep -o 'median step [0-9.]*' "$logs/ddp.$n.gloo" | awk '{print $3}')
+    c=$(grep -o 'median step [0-9.]*' "$logs/ddp.$n.compute" | awk '{print $3}')
+    local share; share=$(awk -v g="$g" -v c="$c" 'BEGIN { if (g > 0) printf "%.0f %%", 100 * (g - c) / g; else print "-" }')
+    printf '| %d | %s | %s | %s | %s | %s |\n' $n "$h" "$g" "$(ratio "$g" "$h")" "$c" "$share" >>"$logs/ddp.md"
+}
+
+allreduce_config "shared memory, 2 processes" 2 shm2
+allreduce_config "shared memory, 4 processes" 4 shm4
+tag=tcmp$$ 
+if [ "$(id -u)" -eq 0 ] && ip netns add ${tag}b 2>/dev/null; then
+    nsB=${tag}b vethA=${tag}a
+    trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null' EXIT
+    ip link add "$vethA" type veth peer name ${vethA}b0 && ip link set ${vethA}b0 netns "$nsB"
+    ip addr add 10.233.0.1/24 dev "$vethA" && ip link set "$vethA" up
+    ip -n "$nsB" addr add 10.233.0.2/24 dev ${vethA}b0 && ip -n "$nsB" link set ${vethA}b0 up && ip -n "$nsB" link set lo up
+    split=1 ipA=10.233.0.1
+    allreduce_config "TCP, two namespaces, 2 processes (1 per host)" 2 tcp2
+    allreduce_config "TCP, two namespaces, 4 processes (2 per host)" 4 tcp4
+    split=0 ipA=127.0.0.1
+else
+    echo "| TCP between network namespaces | skipped: needs root and ip netns | | | | | | | |" >>"$logs/allreduce.md"
+fi
+ddp_config 2
+ddp_config 4
+
+{
+    echo "## torch.distributed: hostccl against Gloo ($(date -u +%Y-%m-%d), $(nproc) cores)"
+    echo
+    echo "dist.all_reduce of float32, SUM: busbw (GB/s) at $large, time (us) at 8 B; allreduce_perf is hostccl's"
+    echo "own tool as processes on the same transport (the c10d layer's cost is the difference)."
+    echo
+    echo "| configuration | hostccl busbw | Gloo busbw | ratio | hostccl 8 B us | Gloo 8 B us | Gloo / hostccl | allreduce_perf busbw | allreduce_perf 8 B us |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    cat "$logs/allreduce.md"
+    echo
+    echo "DDP step (examples/pytorch/ddp_train.py, median ms over $steps steps after 10 warm-up); compute = the same"
+    echo "steps without gradient communication; share = Gloo's communication share of its step."
+    echo
+    echo "| processes | hostccl ms | Gloo ms | Gloo / hostccl | compute ms | communication share (Gloo) |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    cat "$logs/ddp.md"
+} | tee ${out:+"$out"}
+echo "logs: $logs"

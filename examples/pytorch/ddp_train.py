@@ -1,0 +1,173 @@
+"""DDP training of a small CNN on generated data, on hostccl or Gloo, printing loss and step time.
+
+Local processes (mp.spawn, tcp:// rendezvous):
+    /usr/bin/python3 examples/pytorch/ddp_train.py --spawn 4 [--backend hostccl|gloo] [--hook topk:0.01]
+Under a launcher (env://: rank and size come from the launcher's variables, which
+`import hostccl.torch` turns into RANK / WORLD_SIZE; the meeting point is
+MASTER_ADDR / MASTER_PORT, or HOSTCCL_ROOT_ADDR=host:port):
+    mpirun -np 4 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 /usr/bin/python3 examples/pytorch/ddp_train.py
+    mpiexec.mpich -n 4 -genv HOSTCCL_ROOT_ADDR 127.0.0.1:29500 /usr/bin/python3 examples/pytorch/ddp_train.py
+    srun -n 4 --export=ALL,MASTER_ADDR=node0,MASTER_PORT=29500 /usr/bin/python3 examples/pytorch/ddp_train.py
+(PYTHONPATH=<build>/python, or source <prefix>/set_env.sh for an installed hostccl.)
+Debian 12's torchrun (torch 1.13 on Python 3.11) crashes at start; mpirun or mp.spawn work instead.
+
+Hooks: none, fp16, bf16, powersgd (torch's), topk[:ratio] and sign (hostccl's
+compressors with error feedback, hostccl.torch.hooks; hostccl only).
+"""
+
+import argparse
+import os
+import statistics
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+import hostccl.torch  # noqa: F401  (registers the backend; launcher variables for env://)
+from hostccl.torch import hooks
+
+
+class SmallCNN(nn.Module):
+    """Two convolutions and two dense layers over 1 x 28 x 28 inputs, 10 classes."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(
+            nn.Flatten(), nn.Linear(2 * width * 7 * 7, 256), nn.ReLU(), nn.Linear(256, 10))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+def make_data(rank, batch, batches):
+    """Labelled images from a fixed random teacher, so the loss can fall; each rank its own."""
+    gen = torch.Generator().manual_seed(1000 + rank)
+    teacher = torch.randn(28 * 28, 10, generator=torch.Generator().manual_seed(7))
+    data = []
+    for _ in range(batches):
+        x = torch.randn(batch, 1, 28, 28, generator=gen)
+        data.append((x, (x.reshape(batch, -1) @ teacher).argmax(dim=1)))
+    return data
+
+
+def register_hook(ddp, name, backend):
+    if name == "none":
+        return None
+    if name == "fp16":
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif name == "bf16":
+        ddp.register_comm_hook(None, hooks.bf16_hook)
+    elif name == "powersgd":
+        state = powersgd.PowerSGDState(process_group=None, matrix_approximation_rank=2, start_powerSGD_iter=10)
+        ddp.register_comm_hook(state, powersgd.powerSGD_hook)
+    elif name.startswith("topk") or name == "sign":
+        if backend == "gloo":
+            raise SystemExit("--hook %s is hostccl's: it needs --backend hostccl" % name)
+        state = hooks.CompressionState(name)
+        ddp.register_comm_hook(state, hooks.compressed_hook)
+        return state
+    else:
+        raise SystemExit("unknown --hook %s" % name)
+    return None
+
+
+def local_world(world):
+    """Processes on this host (by the launcher's word; else all of them)."""
+    for name in ("LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"):
+        if os.environ.get(name, "").isdigit():
+            return int(os.environ[name])
+    return world
+
+
+def train(rank, world, args):
+    # One core's worth of intra-op threads per process: more only oversubscribe.
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world(world)))
+    torch.manual_seed(0)
+    model = SmallCNN(args.width)
+    ddp = DDP(model, bucket_cap_mb=args.bucket_mb)
+    state = register_hook(ddp, args.hook, args.backend)
+    opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
+    data = make_data(rank, args.batch, 8)
+    times = []
+    for step in range(args.steps):
+        x, y = data[step % len(data)]
+        start = time.perf_counter()
+        opt.zero_grad()
+        if args.no_sync:  # compute alone: what the step would cost without communication
+            with ddp.no_sync():
+                loss = nn.functional.cross_entropy(ddp(x), y)
+                loss.backward()
+        else:
+            loss = nn.functional.cross_entropy(ddp(x), y)
+            loss.backward()
+        opt.step()
+        times.append(time.perf_counter() - start)
+        if rank == 0 and (step % args.print_every == 0 or step == args.steps - 1):
+            print("step %4d  loss %.4f  step %.1f ms" % (step, loss.item(), times[-1] * 1e3), flush=True)
+    # Every rank must hold the same model: a broken reduction would show here.
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    check = flat.clone()
+    dist.broadcast(check, src=0)
+    same = bool(torch.equal(check, flat)) or args.no_sync
+    steady = times[min(args.warmup, len(times) - 1):]
+    if rank == 0:
+        params = sum(p.numel() for p in model.parameters())
+        wire = ""
+        if state is not None:
+            wire = ", sent %.1f %% of fp32's bytes" % (100.0 * state.wire_bytes / max(1, state.fp32_wire_bytes))
+        print("%s, %d ranks, hook %s: %d parameters, final loss %.4f, median step %.2f ms (mean %.2f ms)%s" %
+              (args.backend, world, args.hook, params, loss.item(), statistics.median(steady) * 1e3,
+               statistics.mean(steady) * 1e3, wire), flush=True)
+    if not same:
+        raise SystemExit("rank %d: the model differs from rank 0's" % rank)
+    return statistics.median(steady)
+
+
+def spawned(rank, world, args):
+    dist.init_process_group(args.backend, init_method="tcp://127.0.0.1:%d" % args.port, rank=rank, world_size=world)
+    train(rank, world, args)
+    finish(args)
+
+
+def finish(args):
+    if args.backend == "gloo":
+        # torch 1.13's ProcessGroupGloo can deadlock on the GIL when destroyed with
+        # DDP's reducer: leave without destructors.
+        os._exit(0)
+    dist.destroy_process_group()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--backend", default="hostccl", help="hostccl (or hccl, the same), or gloo")
+    parser.add_argument("--hook", default="none", help="none, fp16, bf16, powersgd, topk[:ratio], sign")
+    parser.add_argument("--spawn", type=int, default=0, help="start this many local processes (else: env://)")
+    parser.add_argument("--port", type=int, default=29527, help="tcp:// port with --spawn")
+    parser.add_argument("--steps", type=int, default=60)
+    parser.add_argument("--warmup", type=int, default=10, help="steps left out of the step time")
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--width", type=int, default=32, help="channels of the first convolution")
+    parser.add_argument("--bucket-mb", type=float, default=25.0)
+    parser.add_argument("--lr", type=float, default=0.02)
+    parser.add_argument("--print-every", type=int, default=10)
+    parser.add_argument("--no-sync", action="store_true",
+                        help="no gradient communication (under ddp.no_sync): the compute-only step time")
+    args = parser.parse_args()
+    if args.spawn > 0:
+        mp.spawn(spawned, args=(args.spawn, args), nprocs=args.spawn, join=True)
+        return
+    dist.init_process_group(args.backend, init_method="env://")
+    train(dist.get_rank(), dist.get_world_size(), args)
+    finish(args)
+
+
+if __name__ == "__main__":
+    main()

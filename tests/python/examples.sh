@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The PyTorch DDP example as users start it: mp.spawn (tcp://), Open MPI's mpirun and
+# MPICH's mpiexec (env://, rank and size from the launcher's variables), and Slurm's
+# variables as srun sets them (no srun here). Each run must exit 0 with every rank
+# holding rank 0's model, its loss falling. Usage: examples.sh <python> <ddp_train.py>
+set -uo pipefail
+python=$1 script=$2
+status=0
+port() { echo $((20000 + RANDOM % 12000)); }
+check() {  # check <name> <command...>
+    local name=$1 out
+    shift
+    out=$("$@" 2>&1)
+    local rc=$?
+    local first last
+    first=$(grep -m1 -o 'loss [0-9.]*' <<<"$out" | cut -d' ' -f2)
+    last=$(grep -o 'final loss [0-9.]*' <<<"$out" | cut -d' ' -f3)
+    if [ $rc -eq 0 ] && [ -n "$first" ] && [ -n "$last" ] && awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }'; then
+        echo "$name: ok (loss $first -> $last)"
+    else
+        echo "$name: FAILED (exit $rc, loss '$first' -> '$last')"; echo "$out"; status=1
+    fi
+}
+args=(--steps 16 --warmup 4 --print-every 5 --width 8)
+check "mp.spawn, topk hook" timeout 300 "$python" "$script" --spawn 2 --port "$(port)" --hook topk:0.1 "${args[@]}"
+if command -v mpirun.openmpi >/dev/null; then
+    check "Open MPI mpirun" timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe -np 2 \
+        -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT="$(port)" -x PYTHONPATH "$python" "$script" --hook fp16 "${args[@]}"
+else
+    echo "Open MPI mpirun: skipped (not installed; scripts/setup-deps.sh installs it)"
+fi
+if command -v mpiexec.mpich >/dev/null; then
+    check "MPICH mpiexec" timeout 300 mpiexec.mpich -n 2 -env HOSTCCL_ROOT_ADDR "127.0.0.1:$(port)" "$python" "$script" "${args[@]}"
+else
+    echo "MPICH mpiexec: skipped (not installed; scripts/setup-deps.sh installs it)"
+fi
+slurm() {  # two processes with the variables srun gives its tasks
+    local p=$1 pids=() rc=0
+    shift
+    for r in 0 1; do
+        env SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r SLURM_JOB_ID=77 HOSTCCL_ROOT_ADDR=127.0.0.1:$p \
+            timeout 300 "$python" "$script" "$@" > /tmp/hostccl-ddp-slurm-$$-$r 2>&1 &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid" || rc=1; done
+    cat /tmp/hostccl-ddp-slurm-$$-*
+    rm -f /tmp/hostccl-ddp-slurm-$$-*
+    return $rc
+}
+check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
+exit $status
