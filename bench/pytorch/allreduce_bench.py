@@ -3,7 +3,8 @@
 One process per rank, joined by env:// (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
 or a launcher's variables; bench/pytorch/compare.sh starts them). Rank 0 prints, per size:
 bytes, time per op in us (the slowest rank's mean over a round; the median round of
-five), and busbw in GB/s as nccl-tests define it (2 (n - 1) / n * bytes / time).
+five) and busbw in GB/s as nccl-tests define it (2 (n - 1) / n * bytes / time), with
+each op waited for, then with the ops pipelined (async_op=True, the last waited for).
     mpirun -np 4 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 /usr/bin/python3 bench/pytorch/allreduce_bench.py --backend gloo
 """
 
@@ -25,12 +26,20 @@ def parse_size(text):
     return int(text[:-1] if scale > 1 else text) * scale
 
 
-def one_round(tensor, iters):
-    """Seconds per all_reduce on the slowest rank."""
+def one_round(tensor, iters, pipelined):
+    """Seconds per all_reduce on the slowest rank: each waited for before the next
+    (dist.all_reduce as programs call it), or all issued with async_op=True and the
+    last waited for (as allreduce_perf and nccl-tests time their loop)."""
     dist.barrier()
     start = time.perf_counter()
-    for _ in range(iters):
-        dist.all_reduce(tensor)
+    if pipelined:
+        work = None
+        for _ in range(iters):
+            work = dist.all_reduce(tensor, async_op=True)
+        work.wait()
+    else:
+        for _ in range(iters):
+            dist.all_reduce(tensor)
     elapsed = torch.tensor([(time.perf_counter() - start) / iters], dtype=torch.float64)
     dist.all_reduce(elapsed, op=dist.ReduceOp.MAX)
     return elapsed.item()
@@ -42,25 +51,26 @@ def measure(size, args, world):
     iters = args.iters_small if size <= (1 << 20) else args.iters_large
     for _ in range(max(1, iters // 5)):  # warm-up: links, buffers, caches
         dist.all_reduce(tensor)
-    seconds = statistics.median(one_round(tensor, iters) for _ in range(args.rounds))
+    seconds = statistics.median(one_round(tensor, iters, False) for _ in range(args.rounds))
+    pipelined = statistics.median(one_round(tensor, iters, True) for _ in range(args.rounds))
     # A fresh probe: the backend must sum right (a fast wrong answer is no result).
     probe = torch.ones(4)
     dist.all_reduce(probe)
     if not torch.equal(probe, torch.full((4,), float(world))):
         raise SystemExit("all_reduce gave %s, not %d" % (probe.tolist(), world))
-    busbw = 2.0 * (world - 1) / world * count * 4 / seconds / 1e9 if world > 1 else 0.0
-    return count * 4, seconds * 1e6, busbw
+    factor = 2.0 * (world - 1) / world * count * 4 / 1e9 if world > 1 else 0.0
+    return count * 4, seconds * 1e6, factor / seconds, pipelined * 1e6, factor / pipelined
 
 
 def bench(rank, world, args):
     torch.set_num_threads(1)
     if rank == 0:
         print("# backend %s, %d ranks" % (args.backend, world))
-        print("%12s %12s %10s" % ("bytes", "time_us", "busbw_GBs"), flush=True)
+        print("%12s %12s %10s %12s %10s" % ("bytes", "time_us", "busbw_GBs", "pipe_us", "pipe_GBs"), flush=True)
     for size in (parse_size(s) for s in args.sizes.split(",")):
-        nbytes, us, busbw = measure(size, args, world)
+        row = measure(size, args, world)
         if rank == 0:
-            print("%12d %12.2f %10.3f" % (nbytes, us, busbw), flush=True)
+            print("%12d %12.2f %10.3f %12.2f %10.3f" % row, flush=True)
 
 
 def leave(args):

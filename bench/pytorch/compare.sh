@@ -22,8 +22,16 @@ done
 bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
 python=/usr/bin/python3
 export PYTHONPATH=$root/build/python${PYTHONPATH:+:$PYTHONPATH}
+# One compute thread per process for both backends (torch's OpenMP and OpenBLAS pools
+# would otherwise spin on cores the other processes need).
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+# glibc returns large freed blocks to the kernel and maps them afresh: every training
+# step then page-faults its activations in again, and which way a run goes swings
+# its step time from 11 to 55 ms (one process, no communication). Both backends run
+# with the heap kept (what jemalloc or tcmalloc would also give).
+export MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296
 logs=$(mktemp -d /tmp/hostccl-torch-compare.XXXXXX)
-large=64M iters_small=2000 iters_large=10 steps=60
+large=64M iters_small=2000 iters_large=10 steps=100
 [ $quick -eq 1 ] && { large=4M; iters_small=200; iters_large=3; steps=20; }
 port() { echo $((20000 + RANDOM % 12000)); }
 
@@ -34,6 +42,10 @@ host_of() { [ "$split" = 1 ] && [ "$1" -ge $(($2 / 2)) ] && echo "$nsB" || echo 
 # Gloo picks its interface by the host name, which the emulated host cannot resolve.
 ifname_of() { [ "$split" = 1 ] && { [ -n "$(host_of "$1" "$2")" ] && echo "${vethA}b0" || echo "$vethA"; } || echo lo; }
 
+# hostccl's root info (torch's path) advertises an interface: on the emulated hosts, the veth
+# (as Gloo's is named above); on one host the default.
+socket_ifname() { [ "$split" = 1 ] && echo "HCCL_SOCKET_IFNAME==$(ifname_of "$1" "$2")"; }
+
 # launch NAME N COMMAND...: one process per rank with env:// variables; rank 0's output in $logs/NAME.
 launch() {
     local name=$1 n=$2 p pids=()
@@ -41,7 +53,7 @@ launch() {
     p=$(port)
     for r in $(seq 0 $((n - 1))); do
         in_host "$(host_of $r $n)" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$r MASTER_ADDR=$ipA MASTER_PORT=$p \
-            HOSTCCL_ROOT_ADDR=$ipA:$p GLOO_SOCKET_IFNAME="$(ifname_of $r $n)" PYTHONPATH="$PYTHONPATH" \
+            HOSTCCL_ROOT_ADDR=$ipA:$p GLOO_SOCKET_IFNAME="$(ifname_of $r $n)" $(socket_ifname $r $n) PYTHONPATH="$PYTHONPATH" \
             timeout 600 "$@" >"$logs/$name.$r" 2>&1 &
         pids+=($!)
     done
@@ -52,8 +64,9 @@ launch() {
 }
 
 # Rows of the tables: "bytes time_us busbw" from the torch bench; allreduce_perf's out-of-place columns.
-torch_row() { awk -v b="$2" '$1 == b { print $0 }' "$logs/$1"; }
-perf_row() { awk -v b="$2" '$1 == b { print $1, $6, $8 }' "$logs/$1"; }
+torch_row() { awk -v b="$2" '$1 == b { print $0 }' "$logs/$1"; }  # bytes us GB/s pipe_us pipe_GB/s
+# allreduce_perf's in-place columns (time, busbw): dist.all_reduce reduces in place.
+perf_row() { awk -v b="$2" '$1 == b { print $1, $10, $12 }' "$logs/$1"; }
 bytes_of() { case $1 in *M) echo $(( ${1%M} << 20 )) ;; *) echo "$1" ;; esac; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
@@ -67,31 +80,37 @@ allreduce_config() {  # allreduce_config LABEL N
     launch "$tag.perf_small" $n build/bench/perf/allreduce_perf -b 8 -e 8 -n $iters_small -w 100
     launch "$tag.perf_large" $n build/bench/perf/allreduce_perf -b $large -e $large -n $iters_large -w 2
     local big; big=$(bytes_of $large)
-    read -r _ hs_us _ <<<"$(torch_row $tag.hostccl 8)"
+    local hs_us gs_us hl_bw gl_bw hsp_us hlp_bw ps_us pl_bw
+    read -r _ hs_us _ hsp_us _ <<<"$(torch_row $tag.hostccl 8)"
     read -r _ gs_us _ <<<"$(torch_row $tag.gloo 8)"
-    read -r _ _ hl_bw <<<"$(torch_row $tag.hostccl $big)"
-    read -r _ _ gl_bw <<<"$(torch_row $tag.gloo $big)"
+    read -r _ _ hl_bw _ hlp_bw <<<"$(torch_row $tag.hostccl $big)"
+    read -r _ _ gl_bw _ <<<"$(torch_row $tag.gloo $big)"
     read -r _ ps_us _ <<<"$(perf_row $tag.perf_small 8)"
     read -r _ _ pl_bw <<<"$(perf_row $tag.perf_large $big)"
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$hl_bw" "$gl_bw" "$(ratio "$hl_bw" "$gl_bw")" \
-        "$hs_us" "$gs_us" "$(ratio "$gs_us" "$hs_us")" "$pl_bw" "$ps_us" >>"$logs/allreduce.md"
+    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$hl_bw" "$gl_bw" "$(ratio "$hl_bw" "$gl_bw")" \
+        "$hs_us" "$gs_us" "$(ratio "$gs_us" "$hs_us")" >>"$logs/allreduce.md"
+    printf '| %s | %s | %s | %s | %s |\n' "$label" "$hlp_bw" "$pl_bw" "$hsp_us" "$ps_us" >>"$logs/overhead.md"
 }
 
 ddp_config() {  # ddp_config N
+    # Each mode runs three times, interleaved; the fastest run's median counts.
     local n=$1
-    for mode in hostccl gloo compute; do
-        local args=(--backend hostccl --steps $steps --print-every 1000)
-        [ $mode = gloo ] && args=(--backend gloo --steps $steps --print-every 1000)
-        [ $mode = compute ] && args+=(--no-sync)
-        $python examples/pytorch/ddp_train.py --spawn $n --port "$(port)" "${args[@]}" >"$logs/ddp.$n.$mode" 2>&1 ||
-            { echo "ddp $mode at $n failed:" >&2; cat "$logs/ddp.$n.$mode" >&2; }
+    for round in 1 2 3; do
+        for mode in hostccl gloo compute; do
+            local args=(--backend hostccl --steps $steps --print-every 1000)
+            [ $mode = gloo ] && args=(--backend gloo --steps $steps --print-every 1000)
+            [ $mode = compute ] && args+=(--no-sync)
+            $python examples/pytorch/ddp_train.py --spawn $n --port "$(port)" "${args[@]}" >"$logs/ddp.$n.$mode.$round" 2>&1 ||
+                { echo "ddp $mode at $n failed:" >&2; cat "$logs/ddp.$n.$mode.$round" >&2; }
+        done
     done
-    local h g c
-    h=$(grep -o 'median step [0-9.]*' "$logs/ddp.$n.hostccl" | awk '{print $3}')
-    g=$(grep -o 'median step [0-9.]*' "$logs/ddp.$n.gloo" | awk '{print $3}')
-    c=$(grep -o 'median step [0-9.]*' "$logs/ddp.$n.compute" | awk '{print $3}')
-    local share; share=$(awk -v g="$g" -v c="$c" 'BEGIN { if (g > 0) printf "%.0f %%", 100 * (g - c) / g; else print "-" }')
-    printf '| %d | %s | %s | %s | %s | %s |\n' $n "$h" "$g" "$(ratio "$g" "$h")" "$c" "$share" >>"$logs/ddp.md"
+    best() { cat "$logs/ddp.$n.$1".* | grep -o 'median step [0-9.]*' | awk '{print $3}' | sort -g | head -1; }
+    runs() { cat "$logs/ddp.$n.$1".* | grep -o 'median step [0-9.]*' | awk '{printf "%s%s", sep, $3; sep=", "}'; }
+    local h g c share
+    h=$(best hostccl) g=$(best gloo) c=$(best compute)
+    share=$(awk -v g="$g" -v c="$c" 'BEGIN { if (g > 0) printf "%.0f %%", 100 * (g - c) / g; else print "-" }')
+    printf '| %d | %s | %s | %s | %s | %s | %s / %s / %s |\n' $n "$h" "$g" "$(ratio "$g" "$h")" "$c" "$share" \
+        "$(runs hostccl)" "$(runs gloo)" "$(runs compute)" >>"$logs/ddp.md"
 }
 
 allreduce_config "shared memory, 2 processes" 2 shm2
@@ -108,26 +127,35 @@ if [ "$(id -u)" -eq 0 ] && ip netns add ${tag}b 2>/dev/null; then
     allreduce_config "TCP, two namespaces, 4 processes (2 per host)" 4 tcp4
     split=0 ipA=127.0.0.1
 else
-    echo "| TCP between network namespaces | skipped: needs root and ip netns | | | | | | | |" >>"$logs/allreduce.md"
+    echo "| TCP between network namespaces | skipped: needs root and ip netns | | | | | |" >>"$logs/allreduce.md"
 fi
 ddp_config 2
 ddp_config 4
 
 {
-    echo "## torch.distributed: hostccl against Gloo ($(date -u +%Y-%m-%d), $(nproc) cores)"
+    echo "## torch.distributed: hostccl against Gloo ($(date -u +%Y-%m-%d), $(nproc --all) cores)"
     echo
-    echo "dist.all_reduce of float32, SUM: busbw (GB/s) at $large, time (us) at 8 B; allreduce_perf is hostccl's"
-    echo "own tool as processes on the same transport (the c10d layer's cost is the difference)."
+    echo "dist.all_reduce of float32, SUM, each op waited for before the next (as programs call it):"
+    echo "busbw (GB/s) at $large, time (us) at 8 B, the slowest rank's."
     echo
-    echo "| configuration | hostccl busbw | Gloo busbw | ratio | hostccl 8 B us | Gloo 8 B us | Gloo / hostccl | allreduce_perf busbw | allreduce_perf 8 B us |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "| configuration | hostccl busbw | Gloo busbw | ratio | hostccl 8 B us | Gloo 8 B us | Gloo / hostccl |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
     cat "$logs/allreduce.md"
     echo
-    echo "DDP step (examples/pytorch/ddp_train.py, median ms over $steps steps after 10 warm-up); compute = the same"
-    echo "steps without gradient communication; share = Gloo's communication share of its step."
+    echo "The c10d layer's cost: dist.all_reduce(async_op=True) on hostccl, $iters_small (8 B) or $iters_large ($large)"
+    echo "ops issued and the last waited for, against hostccl's allreduce_perf in place (processes, the same"
+    echo "transport, its buffers from aclrtMalloc), which times its loop the same way."
     echo
-    echo "| processes | hostccl ms | Gloo ms | Gloo / hostccl | compute ms | communication share (Gloo) |"
-    echo "| --- | --- | --- | --- | --- | --- |"
+    echo "| configuration | torch busbw | allreduce_perf busbw | torch 8 B us | allreduce_perf 8 B us |"
+    echo "| --- | --- | --- | --- | --- |"
+    cat "$logs/overhead.md"
+    echo
+    echo "DDP step (examples/pytorch/ddp_train.py: a CNN of 824 thousand parameters, batch 32 per process, one"
+    echo "bucket; rank 0's median ms over $steps steps after 10 warm-up, the fastest of three runs); compute = the"
+    echo "same steps without gradient communication; share = Gloo's communication share of its step; then every run."
+    echo
+    echo "| processes | hostccl ms | Gloo ms | Gloo / hostccl | compute ms | communication share (Gloo) | runs: hostccl / Gloo / compute |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
     cat "$logs/ddp.md"
 } | tee ${out:+"$out"}
 echo "logs: $logs"

@@ -11,6 +11,10 @@ MASTER_ADDR / MASTER_PORT, or HOSTCCL_ROOT_ADDR=host:port):
 (PYTHONPATH=<build>/python, or source <prefix>/set_env.sh for an installed hostccl.)
 Debian 12's torchrun (torch 1.13 on Python 3.11) crashes at start; mpirun or mp.spawn work instead.
 
+Step times on CPUs swing with glibc's heap and thread pools more than with the backend:
+bench/pytorch/compare.sh runs with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 (docs/performance.md).
+
 Hooks: none, fp16, bf16, powersgd (torch's), topk[:ratio] and sign (hostccl's
 compressors with error feedback, hostccl.torch.hooks; hostccl only).
 """

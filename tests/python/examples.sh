@@ -2,7 +2,8 @@
 # The PyTorch DDP example as users start it: mp.spawn (tcp://), Open MPI's mpirun and
 # MPICH's mpiexec (env://, rank and size from the launcher's variables), and Slurm's
 # variables as srun sets them (no srun here). Each run must exit 0 with every rank
-# holding rank 0's model, its loss falling. Usage: examples.sh <python> <ddp_train.py>
+# holding rank 0's model, its loss falling; then bench/pytorch/allreduce_bench.py on both
+# backends. Usage: examples.sh <python> <ddp_train.py>
 set -uo pipefail
 python=$1 script=$2
 status=0
@@ -48,4 +49,21 @@ slurm() {  # two processes with the variables srun gives its tasks
     return $rc
 }
 check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
+
+# bench/pytorch/allreduce_bench.py, briefly, on both backends (it checks its sums itself).
+bench=$(cd "$(dirname "$script")/../.." && pwd)/bench/pytorch/allreduce_bench.py
+for backend in hostccl gloo; do
+    p=$(port) pids=()
+    for r in 0 1; do
+        env RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$p GLOO_SOCKET_IFNAME=lo timeout 300 "$python" "$bench" \
+            --backend $backend --sizes 8,1M --iters-small 20 --iters-large 2 --rounds 1 > /tmp/hostccl-bench-$$-$r 2>&1 &
+        pids+=($!)
+    done
+    ok=1
+    for pid in "${pids[@]}"; do wait "$pid" || ok=0; done
+    rows=$(awk '$1 == 8 || $1 == 1048576' /tmp/hostccl-bench-$$-0 | wc -l)
+    if [ $ok -eq 1 ] && [ "$rows" -eq 2 ]; then echo "allreduce_bench on $backend: ok"; else
+        echo "allreduce_bench on $backend: FAILED"; cat /tmp/hostccl-bench-$$-*; status=1; fi
+    rm -f /tmp/hostccl-bench-$$-*
+done
 exit $status
