@@ -85,8 +85,6 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     pg = group if group is not None else dist.distributed_c10d._get_default_group()
     if not isinstance(pg, ProcessGroupHostccl):
         return _torch_monitored_barrier(group, timeout, wait_all_ranks)
-    if dist.distributed_c10d._rank_not_in_group(pg):
-        return None
     if timeout is None:
         timeout = dist.default_pg_timeout
     return pg.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)

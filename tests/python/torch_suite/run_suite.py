@@ -104,7 +104,10 @@ def run_chunk(args, tests, report):
     cmd, env = _chunk_command(args, tests)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     done, output = set(), []
-    deadline = time.monotonic() + args.timeout * max(1, len(tests))
+    # A chunk that hangs silently is killed at its deadline (the loop below only
+    # wakes on output).
+    watchdog = threading.Timer(args.timeout * max(1, len(tests)), proc.kill)
+    watchdog.start()
     for raw in proc.stdout:
         line = raw.decode(errors="replace").rstrip("\n")
         if line.startswith("@@ "):
@@ -114,9 +117,8 @@ def run_chunk(args, tests, report):
             output = []
         else:
             output.append(line)
-        if time.monotonic() > deadline:
-            proc.kill()
     proc.wait()
+    watchdog.cancel()
     shutil.rmtree(env["TEMP_DIR"], ignore_errors=True)
     for test in tests:
         if test not in done:
