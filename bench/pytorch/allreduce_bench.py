@@ -65,7 +65,8 @@ def measure(size, args, world):
 def bench(rank, world, args):
     torch.set_num_threads(1)
     if rank == 0:
-        print("# backend %s, %d ranks" % (args.backend, world))
+        memory = ", shareable memory" if args.shareable_memory else ""
+        print("# backend %s, %d ranks%s" % (args.backend, world, memory))
         print("%12s %12s %10s %12s %10s" % ("bytes", "time_us", "busbw_GBs", "pipe_us", "pipe_GBs"), flush=True)
     for size in (parse_size(s) for s in args.sizes.split(",")):
         row = measure(size, args, world)
@@ -86,7 +87,11 @@ def main():
     parser.add_argument("--iters-small", type=int, default=1000, help="ops per round up to 1 MiB")
     parser.add_argument("--iters-large", type=int, default=10, help="ops per round above 1 MiB")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--shareable-memory", action="store_true",
+                        help="hostccl.torch.use_shareable_memory(): tensors peer processes can map")
     args = parser.parse_args()
+    if args.shareable_memory:
+        hostccl.torch.use_shareable_memory()
     dist.init_process_group(args.backend, init_method="env://")
     bench(dist.get_rank(), dist.get_world_size(), args)
     leave(args)

@@ -6,7 +6,8 @@
 #   - the c10d layer's cost: hostccl's own allreduce_perf (processes, the same sizes)
 #     against dist.all_reduce on hostccl;
 #   - DDP step time of examples/pytorch/ddp_train.py at 2 and 4 processes, with the
-#     compute-only step (no gradient communication) for the communication's share.
+#     compute-only step (no gradient communication) for the communication's share;
+#   hostccl both with torch's allocator and with hostccl.torch.use_shareable_memory().
 #   bash bench/pytorch/compare.sh [--quick] [--out FILE]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -76,29 +77,34 @@ allreduce_config() {  # allreduce_config LABEL N
         launch "$tag.$backend" $n $python bench/pytorch/allreduce_bench.py --backend $backend --sizes 8,$large \
             --iters-small $iters_small --iters-large $iters_large
     done
+    launch "$tag.shareable" $n $python bench/pytorch/allreduce_bench.py --backend hostccl --sizes 8,$large \
+        --iters-small $iters_small --iters-large $iters_large --shareable-memory
     # hostccl's own tool as processes (the same transport choice), for the c10d layer's cost.
     launch "$tag.perf_small" $n build/bench/perf/allreduce_perf -b 8 -e 8 -n $iters_small -w 100
     launch "$tag.perf_large" $n build/bench/perf/allreduce_perf -b $large -e $large -n $iters_large -w 2
     local big; big=$(bytes_of $large)
-    local hs_us gs_us hl_bw gl_bw hsp_us hlp_bw ps_us pl_bw
+    local hs_us gs_us hl_bw gl_bw hsp_us hlp_bw ps_us pl_bw sl_bw slp_bw
     read -r _ hs_us _ hsp_us _ <<<"$(torch_row $tag.hostccl 8)"
+    read -r _ _ sl_bw _ slp_bw <<<"$(torch_row $tag.shareable $big)"
     read -r _ gs_us _ <<<"$(torch_row $tag.gloo 8)"
     read -r _ _ hl_bw _ hlp_bw <<<"$(torch_row $tag.hostccl $big)"
     read -r _ _ gl_bw _ <<<"$(torch_row $tag.gloo $big)"
     read -r _ ps_us _ <<<"$(perf_row $tag.perf_small 8)"
     read -r _ _ pl_bw <<<"$(perf_row $tag.perf_large $big)"
-    printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$hl_bw" "$gl_bw" "$(ratio "$hl_bw" "$gl_bw")" \
-        "$hs_us" "$gs_us" "$(ratio "$gs_us" "$hs_us")" >>"$logs/allreduce.md"
-    printf '| %s | %s | %s | %s | %s |\n' "$label" "$hlp_bw" "$pl_bw" "$hsp_us" "$ps_us" >>"$logs/overhead.md"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$label" "$hl_bw" "$sl_bw" "$gl_bw" \
+        "$(ratio "$hl_bw" "$gl_bw")" "$(ratio "$sl_bw" "$gl_bw")" "$hs_us" "$gs_us" "$(ratio "$gs_us" "$hs_us")" \
+        >>"$logs/allreduce.md"
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$label" "$hlp_bw" "$slp_bw" "$pl_bw" "$hsp_us" "$ps_us" >>"$logs/overhead.md"
 }
 
 ddp_config() {  # ddp_config N
     # Each mode runs three times, interleaved; the fastest run's median counts.
     local n=$1
     for round in 1 2 3; do
-        for mode in hostccl gloo compute; do
-            local args=(--backend hostccl --steps $steps --print-every 1000)
-            [ $mode = gloo ] && args=(--backend gloo --steps $steps --print-every 1000)
+        for mode in hostccl shareable gloo compute; do
+            local args=(--backend hostccl --steps $steps --print-every 1000 --batch $batch)
+            [ $mode = gloo ] && args=(--backend gloo --steps $steps --print-every 1000 --batch $batch)
+            [ $mode = shareable ] && args+=(--shareable-memory)
             [ $mode = compute ] && args+=(--no-sync)
             $python examples/pytorch/ddp_train.py --spawn $n --port "$(port)" "${args[@]}" >"$logs/ddp.$n.$mode.$round" 2>&1 ||
                 { echo "ddp $mode at $n failed:" >&2; cat "$logs/ddp.$n.$mode.$round" >&2; }
@@ -106,11 +112,12 @@ ddp_config() {  # ddp_config N
     done
     best() { cat "$logs/ddp.$n.$1".* | grep -o 'median step [0-9.]*' | awk '{print $3}' | sort -g | head -1; }
     runs() { cat "$logs/ddp.$n.$1".* | grep -o 'median step [0-9.]*' | awk '{printf "%s%s", sep, $3; sep=", "}'; }
-    local h g c share
-    h=$(best hostccl) g=$(best gloo) c=$(best compute)
+    local h s g c share
+    h=$(best hostccl) s=$(best shareable) g=$(best gloo) c=$(best compute)
     share=$(awk -v g="$g" -v c="$c" 'BEGIN { if (g > 0) printf "%.0f %%", 100 * (g - c) / g; else print "-" }')
-    printf '| %d | %s | %s | %s | %s | %s | %s / %s / %s |\n' $n "$h" "$g" "$(ratio "$g" "$h")" "$c" "$share" \
-        "$(runs hostccl)" "$(runs gloo)" "$(runs compute)" >>"$logs/ddp.md"
+    printf '| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s / %s |\n' $n $batch "$h" "$s" "$g" \
+        "$(ratio "$g" "$h")" "$(ratio "$g" "$s")" "$c" "$share" \
+        "$(runs hostccl)" "$(runs shareable)" "$(runs gloo)" "$(runs compute)" >>"$logs/ddp.md"
 }
 
 allreduce_config "shared memory, 2 processes" 2 shm2
@@ -129,8 +136,11 @@ if [ "$(id -u)" -eq 0 ] && ip netns add ${tag}b 2>/dev/null; then
 else
     echo "| TCP between network namespaces | skipped: needs root and ip netns | | | | | |" >>"$logs/allreduce.md"
 fi
-ddp_config 2
-ddp_config 4
+# Batch 32, the example's default, then 8: the same gradients against a quarter of the compute.
+for batch in 32 8; do
+    ddp_config 2
+    ddp_config 4
+done
 
 {
     echo "## torch.distributed: hostccl against Gloo ($(date -u +%Y-%m-%d), $(nproc --all) cores)"
@@ -138,24 +148,27 @@ ddp_config 4
     echo "dist.all_reduce of float32, SUM, each op waited for before the next (as programs call it):"
     echo "busbw (GB/s) at $large, time (us) at 8 B, the slowest rank's."
     echo
-    echo "| configuration | hostccl busbw | Gloo busbw | ratio | hostccl 8 B us | Gloo 8 B us | Gloo / hostccl |"
-    echo "| --- | --- | --- | --- | --- | --- | --- |"
+    echo "hostccl with torch's allocator, then with hostccl.torch.use_shareable_memory() (\"shareable\")."
+    echo
+    echo "| configuration | hostccl busbw | shareable busbw | Gloo busbw | ratio | ratio (shareable) | hostccl 8 B us | Gloo 8 B us | Gloo / hostccl |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     cat "$logs/allreduce.md"
     echo
     echo "The c10d layer's cost: dist.all_reduce(async_op=True) on hostccl, $iters_small (8 B) or $iters_large ($large)"
     echo "ops issued and the last waited for, against hostccl's allreduce_perf in place (processes, the same"
     echo "transport, its buffers from aclrtMalloc), which times its loop the same way."
     echo
-    echo "| configuration | torch busbw | allreduce_perf busbw | torch 8 B us | allreduce_perf 8 B us |"
-    echo "| --- | --- | --- | --- | --- |"
+    echo "| configuration | torch busbw | torch busbw (shareable) | allreduce_perf busbw | torch 8 B us | allreduce_perf 8 B us |"
+    echo "| --- | --- | --- | --- | --- | --- |"
     cat "$logs/overhead.md"
     echo
-    echo "DDP step (examples/pytorch/ddp_train.py: a CNN of 824 thousand parameters, batch 32 per process, one"
-    echo "bucket; rank 0's median ms over $steps steps after 10 warm-up, the fastest of three runs); compute = the"
-    echo "same steps without gradient communication; share = Gloo's communication share of its step; then every run."
+    echo "DDP step (examples/pytorch/ddp_train.py: a CNN of 824 thousand parameters, the batch per process as"
+    echo "given, one bucket; rank 0's median ms over $steps steps after 10 warm-up, the fastest of three runs);"
+    echo "compute = the same steps without gradient communication; share = Gloo's communication share of its"
+    echo "step; then every run."
     echo
-    echo "| processes | hostccl ms | Gloo ms | Gloo / hostccl | compute ms | communication share (Gloo) | runs: hostccl / Gloo / compute |"
-    echo "| --- | --- | --- | --- | --- | --- | --- |"
+    echo "| processes | batch | hostccl ms | shareable ms | Gloo ms | Gloo / hostccl | Gloo / shareable | compute ms | communication share (Gloo) | runs: hostccl / shareable / Gloo / compute |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     cat "$logs/ddp.md"
 } | tee ${out:+"$out"}
 echo "logs: $logs"

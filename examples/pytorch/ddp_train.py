@@ -94,6 +94,8 @@ def local_world(world):
 def train(rank, world, args):
     # One core's worth of intra-op threads per process: more only oversubscribe.
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world(world)))
+    if args.shareable_memory:  # before the model and DDP: its gradient buckets become shareable
+        hostccl.torch.use_shareable_memory()
     torch.manual_seed(0)
     model = SmallCNN(args.width)
     ddp = DDP(model, bucket_cap_mb=args.bucket_mb)
@@ -162,6 +164,8 @@ def main():
     parser.add_argument("--bucket-mb", type=float, default=25.0)
     parser.add_argument("--lr", type=float, default=0.02)
     parser.add_argument("--print-every", type=int, default=10)
+    parser.add_argument("--shareable-memory", action="store_true",
+                        help="hostccl.torch.use_shareable_memory(): gradient buckets peer processes read in place")
     parser.add_argument("--no-sync", action="store_true",
                         help="no gradient communication (under ddp.no_sync): the compute-only step time")
     args = parser.parse_args()

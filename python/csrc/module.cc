@@ -9,6 +9,7 @@
 
 #include "hook_compressor.h"
 #include "process_group.h"
+#include "shareable_allocator.h"
 
 namespace py = pybind11;
 using hostccl::torch_backend::HookCompressor;
@@ -45,6 +46,20 @@ PYBIND11_MODULE(_C, m) {
             return py::make_tuple(rank, size, localRank);
         },
         "(rank, size, local rank) from mpirun / mpiexec / srun / torchrun variables, or None");
+    m.def("use_shareable_memory", &hostccl::torch_backend::useShareableMemory, py::arg("min_bytes"),
+          py::arg("cache_bytes"), "CPU tensors of min_bytes and more from memory peer processes can map");
+    m.def("stop_shareable_memory", &hostccl::torch_backend::stopShareableMemory,
+          "torch's CPU allocator back to the one before use_shareable_memory");
+    m.def("shareable_memory_active", &hostccl::torch_backend::shareableMemoryActive);
+    m.def("shareable_memory_stats", [] {
+        hostccl::torch_backend::ShareableMemoryStats s = hostccl::torch_backend::shareableMemoryStats();
+        py::dict d;
+        d["blocks_allocated"] = s.blocksAllocated;
+        d["blocks_reused"] = s.blocksReused;
+        d["bytes_cached"] = s.bytesCached;
+        d["bytes_in_use"] = s.bytesInUse;
+        return d;
+    });
     // hostccl::Error is a std::runtime_error: a bad spec arrives as RuntimeError.
     py::class_<HookCompressor, std::shared_ptr<HookCompressor>>(m, "GradientCompressor")
         .def(py::init<const std::string&>(), py::arg("spec"),

@@ -19,20 +19,53 @@ Stream::~Stream() {
     worker_.join();
 }
 
-void Stream::enqueue(Task task) {
+uint64_t Stream::enqueue(Task task) {
     bool wake;
+    uint64_t ticket;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         queue_.push_back(std::move(task));
-        ++enqueued_;
-        wake = workerAsleep_;
+        ticket = ++enqueued_;
+        wake = workerAsleep_ && !running_;
     }
     if (wake) workReady_.notify_one();
+    return ticket;
+}
+
+bool Stream::runHere(uint64_t ticket) {
+    if (!callersMayRun_.load(std::memory_order_relaxed)) return false;
+    std::vector<Task> mine;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (running_ || taken_ >= ticket || queue_.empty()) return false;
+        const size_t n = std::min<uint64_t>(queue_.size(), ticket - taken_);
+        mine.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
+        queue_.erase(queue_.begin(), queue_.begin() + n);
+        taken_ += n;
+        running_ = true;
+    }
+    const int32_t callerDevice = currentDevice();
+    setCurrentDevice(device_);  // as on the worker
+    runTasks(mine);
+    setCurrentDevice(callerDevice);
+    bool wake;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        running_ = false;
+        wake = workerAsleep_;  // it waits while running_: tasks queued since, or stopping
+    }
+    if (wake) workReady_.notify_one();
+    return true;
 }
 
 int Stream::synchronize(Deadline deadline) {
     std::unique_lock<std::mutex> lock(mutex_);
     const uint64_t target = enqueued_;
+    if (deadline.isNever()) {  // a wait with a deadline must be free to return at it
+        lock.unlock();
+        runHere(target);
+        lock.lock();
+    }
     // seq_cst store then load, against the worker's increment then load: either it
     // sees this wakeAt_ or this sees its count, so the wake-up cannot be missed.
     auto done = [&] {
@@ -53,25 +86,35 @@ int Stream::synchronize(Deadline deadline) {
 void Stream::run() {
     setCurrentDevice(device_);  // tasks see the stream's device as current
     std::vector<Task> batch;
-    while (takeBatch(&batch)) {
-        for (Task& task : batch) {
-            int rc = task();
-            task = nullptr;  // drop what the task holds before it counts as done
-            lastResult_ = rc;
-            finished(rc);
-        }
+    bool ran = false;
+    while (takeBatch(&batch, ran)) {
+        runTasks(batch);
         batch.clear();
+        ran = true;
     }
 }
 
-bool Stream::takeBatch(std::vector<Task>* batch) {
+void Stream::runTasks(std::vector<Task>& tasks) {
+    for (Task& task : tasks) {
+        int rc = task();
+        task = nullptr;  // drop what the task holds before it counts as done
+        lastResult_ = rc;
+        finished(rc);
+    }
+}
+
+bool Stream::takeBatch(std::vector<Task>* batch, bool ranLast) {
     std::unique_lock<std::mutex> lock(mutex_);
-    while (queue_.empty() && !stopping_) {
+    if (ranLast) running_ = false;
+    // While a caller runs tasks (runHere) the worker takes none, even when stopping.
+    while (running_ || (queue_.empty() && !stopping_)) {
         workerAsleep_ = true;
         workReady_.wait(lock);
         workerAsleep_ = false;
     }
     batch->swap(queue_);
+    taken_ += batch->size();
+    running_ = !batch->empty();
     return !batch->empty();
 }
 

@@ -28,7 +28,19 @@ public:
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
 
-    void enqueue(Task task);
+    // Returns the task's ticket: how many tasks this stream had been given with it.
+    uint64_t enqueue(Task task);
+    // Runs the queued tasks up to `ticket` on the calling thread, when no thread is
+    // running this stream's tasks: a caller about to block until that task is done
+    // runs it instead of waking the worker and then being woken by it (two thread
+    // hand-offs, which dominate a small op when ranks outnumber cores). Order is kept:
+    // the worker takes nothing meanwhile. False when it ran nothing (the worker has
+    // them, or they are done).
+    bool runHere(uint64_t ticket);
+    // Whether runHere may run tasks at all: HCCL ops allow it when their host has more
+    // ranks than cores. With a core per rank the worker is woken at once and a caller
+    // that ran the op instead would only make it wake for nothing.
+    void letCallersRun(bool yes) { callersMayRun_.store(yes, std::memory_order_relaxed); }
     // 0, the first task error since the last synchronize, or
     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the deadline passed first.
     int synchronize(Deadline deadline);
@@ -41,7 +53,9 @@ public:
 
 private:
     void run();
-    bool takeBatch(std::vector<Task>* batch);  // false: stopping and drained
+    // false: stopping and drained. `ranLast`: the worker ran the previous batch.
+    bool takeBatch(std::vector<Task>* batch, bool ranLast);
+    void runTasks(std::vector<Task>& tasks);
     void finished(int rc);
 
     const int32_t device_;
@@ -50,13 +64,16 @@ private:
     std::condition_variable workDone_;
     std::vector<Task> queue_;  // swapped with the worker's batch: capacity is reused
     uint64_t enqueued_ = 0;
+    uint64_t taken_ = 0;         // tasks taken off the queue to run (tickets up to it)
+    bool running_ = false;       // a thread (the worker or a caller) runs taken tasks
+    std::atomic<bool> callersMayRun_{false};
     bool workerAsleep_ = false;  // enqueue signals only then: no syscall per task
     // Counted without the lock; a synchronize that needs a count sets wakeAt_, and
     // the worker takes the lock to wake it only when the count reaches it.
     std::atomic<uint64_t> completed_{0};
     std::atomic<uint64_t> wakeAt_{UINT64_MAX};
     int firstError_ = 0;
-    int lastResult_ = 0;  // written and read only on the worker thread
+    int lastResult_ = 0;  // written and read by the thread holding running_
     std::atomic<bool> stopping_{false};  // set under mutex_, so the worker's wait sees it
     std::thread worker_;
 };

@@ -19,9 +19,17 @@ from datetime import timedelta
 
 import torch.distributed as dist
 
+from .. import _C
 from .._C import ProcessGroupHostccl, launcher_rank
 
-__all__ = ["ProcessGroupHostccl", "BACKEND", "monitored_barrier"]
+__all__ = [
+    "ProcessGroupHostccl",
+    "BACKEND",
+    "monitored_barrier",
+    "use_shareable_memory",
+    "stop_shareable_memory",
+    "shareable_memory_stats",
+]
 
 BACKEND = "hostccl"
 
@@ -88,6 +96,30 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     if timeout is None:
         timeout = dist.default_pg_timeout
     return pg.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
+
+
+def use_shareable_memory(min_bytes=1 << 20, cache_bytes=1 << 30):
+    """Allocates CPU tensors of ``min_bytes`` and more from memory the other processes can map.
+
+    A collective on such a tensor between processes of one host reads the peers'
+    tensors in place (one copy); a tensor from torch's own allocator goes through
+    shared rings (two). Call it before the model, its DDP wrapper (whose gradient
+    buckets are then shareable) and the tensors to communicate are made. Freed blocks
+    are kept for reuse by an allocation of the same size, up to ``cache_bytes``.
+    The memory stays shared across fork(): a child writing to a tensor made before
+    the fork writes to its parent's.
+    """
+    _C.use_shareable_memory(int(min_bytes), int(cache_bytes))
+
+
+def stop_shareable_memory():
+    """torch's CPU allocator goes back to the one before use_shareable_memory."""
+    _C.stop_shareable_memory()
+
+
+def shareable_memory_stats():
+    """Blocks allocated and reused, bytes cached and in use, by use_shareable_memory."""
+    return dict(_C.shareable_memory_stats(), active=_C.shareable_memory_active())
 
 
 def _adopt_launcher_env():

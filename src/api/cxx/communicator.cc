@@ -46,7 +46,8 @@ struct Communicator::Impl {
         runtime::Stream* q = queue.get();
         // Queued even when the launch was refused: the start marker is then followed
         // directly by this one, which must not take the marker's 0 for a result.
-        queue->enqueue([state, q, rc] {
+        state->stream = queue;
+        state->ticket = queue->enqueue([state, q, rc] {
             state->finish(rc != HCCL_SUCCESS ? rc : static_cast<HcclResult>(q->lastResult()));
             return 0;
         });

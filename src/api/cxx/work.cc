@@ -36,6 +36,9 @@ bool Work::test() const { return state_ == nullptr || state_->done.load(std::mem
 bool Work::wait(std::chrono::milliseconds timeout) const {
     if (state_ == nullptr) return true;
     if (!state_->done.load(std::memory_order_acquire)) {
+        if (timeout == std::chrono::milliseconds::max()) {  // a bounded wait must be free to return
+            if (std::shared_ptr<runtime::Stream> s = state_->stream.lock()) s->runHere(state_->ticket);
+        }
         std::unique_lock<std::mutex> lock(state_->mutex);
         auto isDone = [&] { return state_->done.load(std::memory_order_relaxed); };
         if (timeout == std::chrono::milliseconds::max()) {

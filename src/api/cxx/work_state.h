@@ -4,9 +4,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "hostccl/hostccl.hpp"
+#include "runtime/stream.h"
 
 namespace hostccl {
 inline namespace v1 {
@@ -23,6 +26,11 @@ struct WorkState {
     HcclResult result = HCCL_SUCCESS;
     std::chrono::steady_clock::time_point startedAt{};
     double runMs = 0.0;
+    // Where the completion marker is queued, so a waiter can run the op itself
+    // (Stream::runHere). Weak: the marker's task holds this state, and the stream
+    // must not end up owned by its own worker.
+    std::weak_ptr<runtime::Stream> stream;
+    uint64_t ticket = 0;
 };
 
 }  // namespace v1
