@@ -32,7 +32,7 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # with the heap kept (what jemalloc or tcmalloc would also give).
 export MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296
 logs=$(mktemp -d /tmp/hostccl-torch-compare.XXXXXX)
-large=64M iters_small=2000 iters_large=10 steps=100
+large=64M iters_small=2000 iters_large=20 steps=100
 [ $quick -eq 1 ] && { large=4M; iters_small=200; iters_large=3; steps=20; }
 port() { echo $((20000 + RANDOM % 12000)); }
 

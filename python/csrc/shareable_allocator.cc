@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace hostccl::torch_backend {
 
@@ -17,26 +18,23 @@ constexpr size_t kPage = 4096;
 
 size_t roundToPages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 
-// One aclrtMalloc block; it travels as the DataPtr's context.
-struct Block {
-    void* p;
-    size_t bytes;
-};
-
+// Blocks are handed out with the pointer as the DataPtr's context too, and one deleter
+// for every pointer, as c10's raw_allocate / raw_deallocate require (oneDNN's scratch
+// buffers come that way): a pointer this allocator did not hand out belongs to the
+// allocator below it.
 class ShareableAllocator final : public c10::Allocator {
 public:
     c10::DataPtr allocate(size_t n) const override {
-        c10::Allocator* below = previous_;
         size_t minBytes;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             minBytes = minBytes_;
         }
-        if (n < minBytes) return below->allocate(n);
-        Block* b = takeCached(roundToPages(n));
-        if (b == nullptr) b = fresh(roundToPages(n));
-        return {b->p, b, &ShareableAllocator::release, c10::Device(c10::DeviceType::CPU)};
+        if (n < minBytes) return previous_->allocate(n);
+        void* p = obtain(roundToPages(n));
+        return {p, p, &ShareableAllocator::release, c10::Device(c10::DeviceType::CPU)};
     }
+    c10::DeleterFnPtr raw_deleter() const override { return &ShareableAllocator::release; }
 
     void configure(size_t minBytes, size_t cacheBytes) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -58,51 +56,58 @@ public:
     }
 
 private:
-    Block* takeCached(size_t bytes) const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        auto it = cache_.find(bytes);
-        if (it == cache_.end()) {
-            stats_.bytesInUse += bytes;
-            return nullptr;
+    // A cached block of exactly `bytes`, else a new one.
+    void* obtain(size_t bytes) const {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto it = cache_.find(bytes);
+            if (it != cache_.end()) {
+                void* p = it->second;
+                cache_.erase(it);
+                stats_.bytesCached -= bytes;
+                ++stats_.blocksReused;
+                handOut(p, bytes);
+                return p;
+            }
         }
-        Block* b = it->second;
-        cache_.erase(it);
-        stats_.bytesCached -= bytes;
-        stats_.bytesInUse += bytes;
-        ++stats_.blocksReused;
-        return b;
-    }
-
-    Block* fresh(size_t bytes) const {
         void* p = nullptr;
         if (aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-            // Blocks of other sizes in the cache may be what is missing.
-            std::unique_lock<std::mutex> lock(mutex_);
-            trimTo(0);
-            lock.unlock();
-            if (aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) {
-                lock.lock();
-                stats_.bytesInUse -= bytes;
-                throw std::bad_alloc();
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                trimTo(0);  // blocks of other sizes in the cache may be what is missing
             }
+            if (aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) throw std::bad_alloc();
         }
         std::lock_guard<std::mutex> lock(mutex_);
         ++stats_.blocksAllocated;
-        return new Block{p, bytes};
+        handOut(p, bytes);
+        return p;
     }
 
-    static void release(void* ctx) {
-        Block* b = static_cast<Block*>(ctx);
+    void handOut(void* p, size_t bytes) const {  // under mutex_
+        live_.emplace(p, bytes);
+        stats_.bytesInUse += bytes;
+    }
+
+    static void release(void* p) {
         ShareableAllocator& a = instance();
-        std::lock_guard<std::mutex> lock(a.mutex_);
-        a.stats_.bytesInUse -= b->bytes;
-        if (b->bytes > a.cacheBytes_) {
-            freeBlock(b);
+        std::unique_lock<std::mutex> lock(a.mutex_);
+        auto it = a.live_.find(p);
+        if (it == a.live_.end()) {  // the allocator below handed it out (raw_allocate)
+            lock.unlock();
+            a.previous_->raw_deleter()(p);
             return;
         }
-        a.trimTo(a.cacheBytes_ - b->bytes);
-        a.cache_.emplace(b->bytes, b);
-        a.stats_.bytesCached += b->bytes;
+        const size_t bytes = it->second;
+        a.live_.erase(it);
+        a.stats_.bytesInUse -= bytes;
+        if (bytes > a.cacheBytes_) {
+            aclrtFree(p);
+            return;
+        }
+        a.trimTo(a.cacheBytes_ - bytes);
+        a.cache_.emplace(bytes, p);
+        a.stats_.bytesCached += bytes;
     }
 
     // Frees cached blocks, largest first, until at most `limit` bytes stay. Under mutex_.
@@ -110,21 +115,17 @@ private:
         while (stats_.bytesCached > limit && !cache_.empty()) {
             auto last = std::prev(cache_.end());
             stats_.bytesCached -= last->first;
-            freeBlock(last->second);
+            aclrtFree(last->second);
             cache_.erase(last);
         }
-    }
-
-    static void freeBlock(Block* b) {
-        aclrtFree(b->p);
-        delete b;
     }
 
     mutable std::mutex mutex_;
     c10::Allocator* previous_ = nullptr;
     size_t minBytes_ = 0;
     size_t cacheBytes_ = 0;
-    mutable std::multimap<size_t, Block*> cache_;  // freed blocks by size
+    mutable std::unordered_map<void*, size_t> live_;  // handed out: pointer -> bytes
+    mutable std::multimap<size_t, void*> cache_;      // freed blocks by size
     mutable ShareableMemoryStats stats_;
 };
 

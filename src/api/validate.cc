@@ -97,7 +97,7 @@ HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
     op->comm = c;
     op->args = std::move(args);
     op->args.flightId = c->noteQueued(op->args);
-    stream.letCallersRun(c->view().crowded);
+    stream.letCallersRun(c->machineCrowded());
     // Capturing one pointer keeps the task inside std::function: no allocation.
     stream.enqueue([op] {
         Communicator* comm = op->comm;

@@ -247,6 +247,13 @@ uint32_t Communicator::ranksOnThisHost() const {
     return local;
 }
 
+uint32_t Communicator::ranksOnThisMachine() const {
+    const std::string mine = machineOf(peers_[rank()].hostId);
+    uint32_t local = 0;
+    for (const auto& p : peers_) local += machineOf(p.hostId) == mine ? 1 : 0;
+    return local;
+}
+
 // The cores this host's ranks share: the affinity mask when it is a cpuset that
 // confines them all (a container), the machine's cores when the mask is a single
 // core: launchers bind each rank to its own core (mpirun does by default), and one
@@ -268,6 +275,7 @@ void Communicator::buildView() {
     view_.scratch = &scratch_;
     view_.windows = &memory_.windows();
     view_.crowded = ranksOnThisHost() > usableCores();
+    machineCrowded_ = ranksOnThisMachine() > usableCores();
     view_.algoOverride = options_.algoOverride;
     std::vector<std::string> hosts;
     std::vector<uint32_t> nodeOf;

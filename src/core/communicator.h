@@ -77,6 +77,10 @@ public:
     // What algorithms see. Fixed once built except the sequence number, which only
     // the op in flight reads: describing the communicator reads the rest.
     const CommView& view() const { return view_; }
+    // More of this communicator's ranks run on this machine's cores than it has (hosts
+    // emulated by network namespaces share one machine): a thread that waits for an op
+    // runs it itself (runtime::Stream::runHere) rather than handing it to the stream's.
+    bool machineCrowded() const { return machineCrowded_; }
     const CommOptions& options() const { return options_; }
     // Zero-copy ranges and symmetric windows (HcclCommSetMemoryRange, HcclCommSymWin*).
     CommMemory& memory() { return memory_; }
@@ -99,6 +103,7 @@ private:
     void buildView();
     HcclResult buildCostModel();
     uint32_t ranksOnThisHost() const;
+    uint32_t ranksOnThisMachine() const;
     static uint32_t usableCores();
     void logInit() const;
 
@@ -112,6 +117,7 @@ private:
     std::vector<char> scratch_;
     CommMemory memory_;  // before view_, which points at its windows
     CommView view_;  // guarded by execMutex_
+    bool machineCrowded_ = false;  // fixed by buildView
     std::unique_ptr<Tracer> tracer_;
     std::unique_ptr<FlightRecorder> recorder_;
     std::atomic<bool> failureDumped_{false};

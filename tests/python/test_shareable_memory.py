@@ -83,6 +83,29 @@ def test_bad_limits_are_refused_and_change_nothing():
     assert not hostccl_torch.shareable_memory_stats()["active"]
 
 
+def test_kernels_taking_raw_scratch_memory_run_on_it():
+    # oneDNN's convolutions take scratch buffers through c10's raw_allocate /
+    # raw_deallocate, which need the data pointer as context and one deleter for all.
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(3, 16, 3)
+    x = torch.randn(8, 3, 64, 64)
+    want = conv(x)
+    want.sum().backward()
+    want_grad = conv.weight.grad.clone()
+    conv.weight.grad = None
+    before = hostccl_torch.shareable_memory_stats()["blocks_allocated"]
+    hostccl_torch.use_shareable_memory(min_bytes=4096, cache_bytes=64 * MIB)
+    try:
+        got = conv(x)
+        got.sum().backward()
+        assert hostccl_torch.shareable_memory_stats()["blocks_allocated"] > before
+        assert torch.allclose(got, want, rtol=1e-6, atol=1e-6)
+        assert torch.allclose(conv.weight.grad, want_grad, rtol=1e-5, atol=1e-5)
+        del got
+    finally:
+        hostccl_torch.stop_shareable_memory()
+
+
 def allreduce_both_kinds(rank, world):
     hostccl_torch.use_shareable_memory(min_bytes=MIB)
     count = 2 * MIB // 4 + 3  # not a multiple of the ranks: uneven pieces

@@ -6,11 +6,25 @@
 #include <thread>
 
 #include "core/bootstrap/rendezvous_wire.h"
+#include "core/bootstrap/peer_info.h"
 #include "core/bootstrap/root_info.h"
 #include "core/net/handshake.h"
 #include "core/net/socket.h"
 
 using namespace hostccl;
+
+// Hosts emulated by network namespaces share one machine's cores: the machine is the
+// identity without its namespace; a forced identity (HOSTCCL_HOST_ID) is taken as it is.
+TEST(HostIdentity, TheMachineIsTheIdentityWithoutItsNetworkNamespace) {
+    EXPECT_EQ(machineOf("node7/5d1c-boot/net:[4026531840]"), "node7/5d1c-boot");
+    EXPECT_EQ(machineOf("node7/5d1c-boot/net:[4026532301]"), machineOf("node7/5d1c-boot/net:[4026531840]"));
+    EXPECT_NE(machineOf("node7/5d1c-boot/net:[1]"), machineOf("node8/5d1c-boot/net:[1]"));
+    EXPECT_EQ(machineOf("rack1-node3"), "rack1-node3");
+    EXPECT_EQ(machineOf("a/b"), "a/b");
+    EXPECT_EQ(machineOf(""), "");
+    const std::string mine = hostIdentity();
+    EXPECT_EQ(machineOf(mine), mine.substr(0, mine.rfind('/')));
+}
 
 TEST(SipHash, MatchesTheReferenceVector) {
     // Aumasson & Bernstein, appendix A: key 00..0f, message 00..0e.

@@ -33,18 +33,25 @@ TEST(Stream, RunsTasksInOrderAndSynchronizeWaitsForThem) {
 
 // Producers and synchronizers race: every synchronize must return with all the work
 // its thread enqueued done (the worker counts without the lock and wakes waiters
-// only at the count they wait for).
-TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDone) {
+// only at the count they wait for). With callers allowed to run tasks, the
+// synchronizing threads run some of them too: each still runs once, in order.
+static void producersRace(bool callersRun) {
     StreamGuard g;
     auto stream = hostccl::runtime::resolveStream(g.s);
+    stream->letCallersRun(callersRun);
     constexpr int kThreads = 4, kRounds = 2000;
     std::vector<std::atomic<int>> done(kThreads);
+    std::vector<int> order;  // written only by whoever runs tasks: one at a time
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
     for (int t = 0; t < kThreads; ++t)
         threads.emplace_back([&, t] {
             for (int r = 1; r <= kRounds; ++r) {
-                stream->enqueue([&done, t] { done[t].fetch_add(1); return 0; });
+                stream->enqueue([&done, &order, t] {
+                    order.push_back(t);
+                    done[t].fetch_add(1);
+                    return 0;
+                });
                 if (r % 7 == 0 && (aclrtSynchronizeStream(g.s) != ACL_SUCCESS || done[t].load() != r)) ++failures;
             }
         });
@@ -52,6 +59,62 @@ TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDone) {
     ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
     EXPECT_EQ(failures.load(), 0);
     for (auto& d : done) EXPECT_EQ(d.load(), kRounds);
+    EXPECT_EQ(order.size(), size_t(kThreads) * kRounds);
+}
+
+TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDone) { producersRace(false); }
+TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDoneWhenCallersRunTasks) { producersRace(true); }
+
+// runHere: the caller runs the queued tasks up to its ticket, in order, on its own
+// thread, when no thread runs the stream's tasks; never while the worker runs one, and
+// never unless the stream allows it.
+TEST(Stream, ACallerRunsQueuedTasksItselfOnlyWhenAllowedAndTheWorkerIsIdle) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    const std::thread::id me = std::this_thread::get_id();
+    std::vector<std::thread::id> ranOn;
+    auto record = [&ranOn] {
+        ranOn.push_back(std::this_thread::get_id());
+        return 0;
+    };
+    // Not allowed: the worker runs everything.
+    for (int i = 0; i < 200; ++i) EXPECT_FALSE(stream->runHere(stream->enqueue(record)));
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    for (auto id : ranOn) EXPECT_NE(id, me);
+    // The worker busy with a task: the caller takes none, and tasks run after it.
+    stream->letCallersRun(true);
+    std::atomic<bool> release{false}, started{false};
+    stream->enqueue([&] {
+        started = true;
+        while (!release) std::this_thread::sleep_for(1ms);
+        return 0;
+    });
+    while (!started) std::this_thread::sleep_for(1ms);
+    ranOn.clear();
+    const uint64_t last = stream->enqueue(record);
+    EXPECT_FALSE(stream->runHere(last));
+    release = true;
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    ASSERT_EQ(ranOn.size(), 1u);
+    EXPECT_NE(ranOn[0], me);
+    EXPECT_FALSE(stream->runHere(last));  // done already
+    // The worker asleep: a caller that gets there first runs the task here (the worker,
+    // just woken, usually does not get to it before the caller does on any machine).
+    bool ranHere = false;
+    for (int i = 0; i < 10000 && !ranHere; ++i) {
+        ranOn.clear();
+        const uint64_t t1 = stream->enqueue(record);
+        stream->enqueue(record);  // past the ticket: left to the worker
+        if (stream->runHere(t1)) {
+            ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+            ASSERT_EQ(ranOn.size(), 2u);
+            ranHere = ranOn[0] == me;
+            EXPECT_TRUE(ranHere);
+        } else {
+            ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+        }
+    }
+    EXPECT_TRUE(ranHere) << "in 10000 tries the caller never found the worker idle";
 }
 
 TEST(Stream, SynchronizeReturnsTheFirstErrorOnceThenClears) {

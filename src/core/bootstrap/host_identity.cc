@@ -30,6 +30,12 @@ static std::string forcedFor(const std::string& forced) {
     return ids[static_cast<size_t>(runtime::currentDeviceOr(0)) % ids.size()];
 }
 
+std::string machineOf(const std::string& hostId) {
+    const size_t first = hostId.find('/');
+    const size_t last = hostId.rfind('/');
+    return first != std::string::npos && last != first ? hostId.substr(0, last) : hostId;
+}
+
 std::string hostIdentity() {
     if (auto forced = env::raw("HOSTCCL_HOST_ID")) return forcedFor(*forced);
     char name[256] = {0};

@@ -26,5 +26,8 @@ std::string whoIs(const PeerInfo& p);
 
 // "hostname/boot-id/netns", or HOSTCCL_HOST_ID when set.
 std::string hostIdentity();
+// The machine (its cores) a host identity runs on: without the network namespace,
+// which makes emulated hosts of one machine distinct. A forced identity as it is.
+std::string machineOf(const std::string& hostId);
 
 }  // namespace hostccl
