@@ -6,9 +6,10 @@ them), then installs the package with libhccl, libascendcl and libhostccl_traini
 beside its extension, which finds them there. With Debian's Python:
 
     /usr/bin/python3 -m venv --system-site-packages venv   # torch comes from Debian
-    venv/bin/pip install ./python
+    venv/bin/pip install --no-build-isolation ./python
 
-(or `/usr/bin/python3 -m pip install --break-system-packages ./python` for the system).
+(or `/usr/bin/python3 -m pip install --break-system-packages --no-build-isolation ./python` for the
+system; --no-build-isolation: pip builds with Debian's setuptools, offline).
 HOSTCCL_BUILD_DIR=<build tree> takes the libraries and the extension from a tree the
 README's build made, instead of building them again.
 """

@@ -4,6 +4,8 @@
 
 #include <acl/acl.h>
 
+#include <atomic>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <new>
@@ -25,12 +27,8 @@ size_t roundToPages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 class ShareableAllocator final : public c10::Allocator {
 public:
     c10::DataPtr allocate(size_t n) const override {
-        size_t minBytes;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            minBytes = minBytes_;
-        }
-        if (n < minBytes) return previous_->allocate(n);
+        // Every CPU tensor comes through here: the small ones without taking the lock.
+        if (n < minBytes_.load(std::memory_order_relaxed)) return previous_->allocate(n);
         void* p = obtain(roundToPages(n));
         return {p, p, &ShareableAllocator::release, c10::Device(c10::DeviceType::CPU)};
     }
@@ -38,7 +36,7 @@ public:
 
     void configure(size_t minBytes, size_t cacheBytes) {
         std::lock_guard<std::mutex> lock(mutex_);
-        minBytes_ = minBytes;
+        minBytes_.store(minBytes, std::memory_order_relaxed);
         cacheBytes_ = cacheBytes;
         trimTo(cacheBytes_);
     }
@@ -122,7 +120,7 @@ private:
 
     mutable std::mutex mutex_;
     c10::Allocator* previous_ = nullptr;
-    size_t minBytes_ = 0;
+    std::atomic<size_t> minBytes_{SIZE_MAX};
     size_t cacheBytes_ = 0;
     mutable std::unordered_map<void*, size_t> live_;  // handed out: pointer -> bytes
     mutable std::multimap<size_t, void*> cache_;      // freed blocks by size
