@@ -89,7 +89,11 @@ TEST(Stream, ACallerRunsQueuedTasksItselfOnlyWhenAllowedAndTheWorkerIsIdle) {
         while (!release) std::this_thread::sleep_for(1ms);
         return 0;
     });
-    while (!started) std::this_thread::sleep_for(1ms);
+    for (int waited = 0; !started && waited < 10000; ++waited) std::this_thread::sleep_for(1ms);
+    if (!started) {
+        release = true;  // lets the stream drain when the guard destroys it
+        FAIL() << "the worker did not start the blocking task within 10 s";
+    }
     ranOn.clear();
     const uint64_t last = stream->enqueue(record);
     EXPECT_FALSE(stream->runHere(last));
