@@ -37,8 +37,9 @@ public:
     // the worker takes nothing meanwhile. False when it ran nothing (the worker has
     // them, or they are done).
     bool runHere(uint64_t ticket);
-    // Whether runHere may run tasks at all: HCCL ops allow it when their host has more
-    // ranks than cores. With a core per rank the worker is woken at once and a caller
+    // Whether runHere may run tasks at all: each HCCL op queued sets it, to whether its
+    // communicator has more ranks on this machine than the machine has cores
+    // (Communicator::machineCrowded). With a core per rank the worker is woken at once and a caller
     // that ran the op instead would only make it wake for nothing.
     void letCallersRun(bool yes) { callersMayRun_.store(yes, std::memory_order_relaxed); }
     // 0, the first task error since the last synchronize, or
