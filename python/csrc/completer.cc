@@ -1,5 +1,7 @@
 #include "completer.h"
 
+#include <chrono>
+
 #include "work.h"
 
 namespace hostccl::torch_backend {
@@ -8,7 +10,51 @@ namespace {
 // Threads beyond the first that complete futures are started only while every other
 // one is inside a callback; this bounds them if callbacks never return.
 constexpr size_t kMaxRunners = 64;
+
+// Futures given to any completer whose callbacks have not all returned yet: counted
+// across completers, so a drain needs no completer to stay alive.
+std::mutex gOutstandingMutex;
+std::condition_variable gDrained;
+size_t gOutstanding = 0;
+
+void oneMoreOutstanding() {
+    std::lock_guard<std::mutex> lock(gOutstandingMutex);
+    ++gOutstanding;
+}
+
+void oneLessOutstanding() {
+    std::lock_guard<std::mutex> lock(gOutstandingMutex);
+    if (--gOutstanding == 0) gDrained.notify_all();
+}
 }  // namespace
+
+bool Completer::drainAll(double seconds) {
+    std::unique_lock<std::mutex> lock(gOutstandingMutex);
+    return gDrained.wait_for(lock, std::chrono::duration<double>(seconds), [] { return gOutstanding == 0; });
+}
+
+void Completer::release(std::shared_ptr<Completer> completer, std::shared_ptr<void> after) {
+    if (!completer || !completer->onOwnThread()) {
+        completer.reset();
+        after.reset();
+        return;
+    }
+    oneMoreOutstanding();
+    std::thread([completer = std::move(completer), after = std::move(after)]() mutable {
+        completer.reset();
+        after.reset();
+        oneLessOutstanding();
+    }).detach();
+}
+
+bool Completer::onOwnThread() {
+    const std::thread::id self = std::this_thread::get_id();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (waiter_.get_id() == self) return true;
+    for (const std::thread& t : runners_)
+        if (t.get_id() == self) return true;
+    return false;
+}
 
 Completer::Completer() : waiter_([this] { waitInOrder(); }) {}
 
@@ -27,6 +73,7 @@ Completer::~Completer() {
 }
 
 void Completer::watch(c10::intrusive_ptr<HostcclWork> work) {
+    oneMoreOutstanding();
     {
         std::lock_guard<std::mutex> lock(mutex_);
         pending_.push_back(std::move(work));
@@ -71,6 +118,7 @@ void Completer::runCallbacks() {  // started counted as idle (hand)
         lock.unlock();
         work->completeFuture();
         work.reset();
+        oneLessOutstanding();
         lock.lock();
         ++idleRunners_;
     }

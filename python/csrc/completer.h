@@ -10,6 +10,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -27,7 +28,21 @@ public:
 
     void watch(c10::intrusive_ptr<HostcclWork> work);
 
+    // Waits (at most `seconds`) until every future any completer was given has been
+    // completed and its callbacks have returned; true if they all have. Python's exit
+    // calls it (hostccl.torch registers it with atexit): a callback that is Python
+    // code and runs once the interpreter is finalizing kills its thread, which aborts
+    // the process. Call without the GIL: the callbacks need it.
+    static bool drainAll(double seconds);
+
+    // Destroys `completer`, then `after` (what its queued ops use, such as the
+    // communicator). On one of the completer's own threads (a callback dropped the
+    // last reference to the group that owns it) that thread cannot wait for itself:
+    // a thread of its own does the job, counted by drainAll until it is done.
+    static void release(std::shared_ptr<Completer> completer, std::shared_ptr<void> after);
+
 private:
+    bool onOwnThread();
     void waitInOrder();
     void runCallbacks();
     void hand(c10::intrusive_ptr<HostcclWork> work);

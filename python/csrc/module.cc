@@ -7,6 +7,7 @@
 
 #include <hostccl/hostccl.h>
 
+#include "completer.h"
 #include "hook_compressor.h"
 #include "process_group.h"
 #include "shareable_allocator.h"
@@ -46,6 +47,9 @@ PYBIND11_MODULE(_C, m) {
             return py::make_tuple(rank, size, localRank);
         },
         "(rank, size, local rank) from mpirun / mpiexec / srun / torchrun variables, or None");
+    m.def("drain_futures", &hostccl::torch_backend::Completer::drainAll, py::arg("seconds"),
+          py::call_guard<py::gil_scoped_release>(),
+          "waits until every op's future has completed and its callbacks have returned; False after `seconds`");
     m.def("use_shareable_memory", &hostccl::torch_backend::useShareableMemory, py::arg("min_bytes"),
           py::arg("cache_bytes"), "CPU tensors of min_bytes and more from memory peer processes can map");
     m.def("stop_shareable_memory", &hostccl::torch_backend::stopShareableMemory,

@@ -142,11 +142,9 @@ ProcessGroupHostccl::~ProcessGroupHostccl() {
     // hold (and destroying waits for them): a caller holding it lets go meanwhile.
     if (Py_IsInitialized() && PyGILState_Check()) {
         pybind11::gil_scoped_release unlocked;
-        completer_.reset();
-        comm_.reset();
+        Completer::release(std::move(completer_), std::move(comm_));
     } else {
-        completer_.reset();
-        comm_.reset();
+        Completer::release(std::move(completer_), std::move(comm_));
     }
 }
 

@@ -36,6 +36,18 @@ def futures(rank, world):
 
     result = dist.all_reduce(t, async_op=True).get_future().then(second_round).wait()
     assert torch.equal(result, torch.full((4,), float(2 * world * world)))
+    # A callback holding the last reference to its group (destroyed meanwhile): the
+    # group goes on the thread that ran the callback, one of its own completer's
+    # threads, which cannot wait for itself to end. (Rank 0 comes late, so the others
+    # attach the callback before the op completes.)
+    group = dist.new_group(list(range(world)))
+    if rank == 0:
+        time.sleep(0.3)
+    fut = dist.all_reduce(torch.ones(4), group=group, async_op=True).get_future()
+    done = fut.then(lambda f, g=group: f.value()[0].sum().item())
+    dist.destroy_process_group(group)
+    del group
+    assert done.wait() == 4 * world
 
 
 def subgroups(rank, world):
@@ -118,6 +130,39 @@ def test_a_killed_rank_raises_naming_it():
     for rank, _, text in got:
         assert "rank %d" % (world - 1) in text, "rank %d's error does not name the dead rank: %s" % (rank, text)
     assert procs[world - 1].exitcode == -signal.SIGKILL
+
+
+def _leave_with_a_callback_pending(rank, world, init_file, out_dir):
+    import hostccl.torch  # noqa: F401
+
+    dist.init_process_group("hostccl", init_method="file://" + init_file, rank=rank, world_size=world)
+    if rank == 0:
+        time.sleep(0.5)  # the others attach their callbacks long before the op completes
+
+    def record(fut):
+        time.sleep(0.2)
+        with open(os.path.join(out_dir, "rank%d" % rank), "w") as f:
+            f.write(str(fut.value()[0].sum().item()))
+
+    dist.all_reduce(torch.ones(4), async_op=True).get_future().then(record)
+    # Leaves at once, neither waiting nor destroying the group: Python's exit waits
+    # for the callback (run once the interpreter is finalizing, it would abort).
+
+
+def test_python_exit_waits_for_pending_callbacks():
+    world = 2
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = [ctx.Process(target=_leave_with_a_callback_pending, args=(r, world, os.path.join(tmp, "rdv"), tmp))
+                 for r in range(world)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(timeout=60)
+        assert [p.exitcode for p in procs] == [0] * world
+        for r in range(world):
+            with open(os.path.join(tmp, "rank%d" % r)) as f:
+                assert f.read() == str(4.0 * world)
 
 
 def _init_ways(rank, world, how, port, results):

@@ -12,6 +12,7 @@ OMPI_COMM_WORLD_*, MPICH's PMI_*, Slurm's SLURM_*) where they are not set, and
 MASTER_ADDR / MASTER_PORT from HOSTCCL_ROOT_ADDR=host:port where that is set.
 """
 
+import atexit
 import os
 import sys
 import zlib
@@ -145,6 +146,17 @@ def _register():
         backends.register_backend("hccl", _create)
 
 
+# How long Python's exit waits for futures still completing (an op in flight whose
+# future has Python callbacks: run once the interpreter is finalizing, a callback
+# would end its thread and abort the process).
+_EXIT_DRAIN_SECONDS = 10.0
+
+
+def _drain_futures_at_exit():
+    _C.drain_futures(_EXIT_DRAIN_SECONDS)
+
+
 _adopt_launcher_env()
 _register()
+atexit.register(_drain_futures_at_exit)
 dist.monitored_barrier = dist.distributed_c10d.monitored_barrier = monitored_barrier
