@@ -35,6 +35,14 @@ double CostModel::cpuShare(const std::vector<uint32_t>& activeOnNode) const {
     return share;
 }
 
+// `flows` flows of one host's ranks crossing to other hosts at once, each no faster
+// than `flowBeta`: they share the host's network interface where its rate is known,
+// else one flow is taken to fill it.
+double CostModel::wireBeta(double flowBeta, uint32_t flows) const {
+    if (params_.nicBeta > 0) return std::max(flowBeta, flows * params_.nicBeta);
+    return flowBeta * flows;
+}
+
 // The probe measures with every rank busy, so its numbers already carry the
 // crowding of a full step; a step that keeps fewer ranks busy runs faster in the
 // same proportion, down to one rank per core.
@@ -57,7 +65,7 @@ Linear CostModel::step(const Partner& partner, double share) const {
     }
     const double cpu = cpuShare(active) / crowding_;
     const uint32_t sharing = *std::max_element(crossing.begin(), crossing.end());
-    const double beta = std::max(shmBeta * cpu, netBeta * sharing);
+    const double beta = std::max(shmBeta * cpu, wireBeta(netBeta, sharing));
     return Linear{alpha * (shmBeta > 0 && netBeta == 0 ? cpu : 1.0), share * beta};
 }
 

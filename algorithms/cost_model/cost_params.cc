@@ -38,6 +38,7 @@ std::string CostParams::summary() const {
                            1e-9 / link[c].beta, linkSource[c]);
     out += fmt::format("reduce {:.2f}GB/s ({}), copy {:.2f}GB/s ({})", 1e-9 / gamma, gammaSource, 1e-9 / copyBeta,
                        copySource);
+    if (nicBeta > 0) out += fmt::format(", nic {:.3f}GB/s", 1e-9 / nicBeta);
     if (handshake > 0) out += fmt::format(", all-pairs handshake {:.2f}us ({})", handshake * 1e6, handshakeSource);
     if (boardBarrier > 0) out += fmt::format(", in-process barrier {:.2f}us (probe)", boardBarrier * 1e6);
     if (probeMs > 0) out += fmt::format(", probe {:.1f}ms", probeMs);
@@ -59,10 +60,14 @@ bool setting(const std::string& item, CostParams* p, std::string* why) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
     double a = 0, bw = 0;
-    if (key == "reduce" || key == "copy") {
+    if (key == "reduce" || key == "copy" || key == "nic") {
         if (!number(value, "GBps", &bw)) {
             *why = fmt::format("'{}': expected {}=<bandwidth>GBps", item, key);
             return false;
+        }
+        if (key == "nic") {
+            p->nicBeta = 1e-9 / bw;
+            return true;
         }
         (key == "reduce" ? p->gamma : p->copyBeta) = 1e-9 / bw;
         (key == "reduce" ? p->gammaSource : p->copySource) = "config";
@@ -80,7 +85,7 @@ bool setting(const std::string& item, CostParams* p, std::string* why) {
         p->linkSource[c] = "config";
         return true;
     }
-    *why = fmt::format("'{}': unknown setting (shm, tcp, rdma, reduce, copy)", item);
+    *why = fmt::format("'{}': unknown setting (shm, tcp, rdma, reduce, copy, nic)", item);
     return false;
 }
 }  // namespace

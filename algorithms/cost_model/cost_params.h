@@ -27,6 +27,11 @@ struct CostParams {
     double copyBeta = 0;   // seconds per byte copied within a host (one core)
     double handshake = 0;  // seconds for every rank of one host to swap a small message with every other (0: from alpha)
     double boardBarrier = 0;  // seconds for the threads of one process to pass their board's barrier (0: from alpha)
+    // Seconds per byte through one host's network interface in one direction, however
+    // many flows share it (0: unknown, and one flow is taken to fill it, so flows
+    // sharing it divide one flow's rate). Where a flow is slower than its NIC (one
+    // TCP stream on a fast link), several flows together go faster than one.
+    double nicBeta = 0;
     std::array<const char*, kLinkClasses> linkSource{};  // "probe", "config" or "default"
     const char* gammaSource = "default";
     const char* copySource = "default";
@@ -42,7 +47,8 @@ struct CostParams {
 
 // HOSTCCL_COST_MODEL: space- or comma-separated settings, each overriding one number:
 //   shm=<alpha>us/<bandwidth>GBps   tcp=...   rdma=...   reduce=<bandwidth>GBps   copy=<bandwidth>GBps
-// for example "shm=1.5us/6GBps tcp=30us/0.12GBps reduce=4GBps". False and `why` on a
+//   nic=<bandwidth>GBps (a host's network interface, per direction, all flows together)
+// for example "shm=1.5us/6GBps tcp=30us/0.12GBps reduce=4GBps nic=3.125GBps". False and `why` on a
 // malformed text; `out` is changed only on success.
 bool applyCostConfig(const std::string& text, CostParams* out, std::string* why);
 

@@ -35,21 +35,25 @@ TEST(CostConfig, ParsesEveryKindOfSetting) {
     EXPECT_STREQ(p.linkSource[size_t(LinkClass::Tcp)], "config");
     EXPECT_STREQ(p.linkSource[size_t(LinkClass::Rdma)], "default");
     EXPECT_TRUE(fullyConfigured(p, true));
+    EXPECT_DOUBLE_EQ(p.nicBeta, 0) << "a NIC's rate is unknown unless configured";
     CostParams partial = CostParams::defaults();
     std::string why;
-    ASSERT_TRUE(applyCostConfig("tcp=10us/1GBps,reduce=2GBps", &partial, &why)) << why;
+    ASSERT_TRUE(applyCostConfig("tcp=10us/1GBps,reduce=2GBps nic=3.125GBps", &partial, &why)) << why;
     EXPECT_FALSE(fullyConfigured(partial, false));
+    EXPECT_DOUBLE_EQ(partial.nicBeta, 1e-9 / 3.125);
+    EXPECT_NE(partial.summary().find("nic 3.125GB/s"), std::string::npos) << partial.summary();
 }
 
 TEST(CostConfig, RejectsMalformedTextAndChangesNothing) {
     for (const char* bad : {"shm=2us", "shm=2ms/4GBps", "shm=-1us/4GBps", "tcp=1us/0GBps", "disk=1us/1GBps",
-                            "reduce=4", "copy=fastGBps", "shm"}) {
+                            "reduce=4", "copy=fastGBps", "shm", "nic=3", "nic=0GBps"}) {
         CostParams p = CostParams::defaults();
         std::string why;
         EXPECT_FALSE(applyCostConfig(bad, &p, &why)) << bad;
         EXPECT_NE(why.find('\''), std::string::npos) << "the reason quotes the bad part: " << why;
         EXPECT_DOUBLE_EQ(p.of(LinkClass::Shm).alpha, CostParams::defaults().of(LinkClass::Shm).alpha);
         EXPECT_STREQ(p.linkSource[0], "default");
+        EXPECT_DOUBLE_EQ(p.nicBeta, 0);
     }
 }
 
@@ -111,6 +115,35 @@ TEST(CostModel, RanksSharingAHostLinkDivideItsBandwidth) {
     const Linear one = m.step([](uint32_t r) { return (r + 1) % 8; }, 1.0);
     EXPECT_DOUBLE_EQ(one.perByte, 4 * 1e-9 / 0.125);
     EXPECT_DOUBLE_EQ(one.fixed, 30e-6);
+}
+
+// A flow slower than the host's NIC (one TCP stream on a fast link): four flows
+// crossing at once share the NIC's rate, not one flow's.
+TEST(CostModel, FlowsSlowerThanTheNicShareTheNicsRate) {
+    CostParams p = fixedParams();  // one flow: 0.125 GB/s
+    p.nicBeta = 1e-9 / 0.25;
+    const CostModel m(p, {0, 1, 0, 1, 0, 1, 0, 1}, {8, 8}, false);
+    auto nextRank = [](uint32_t r) { return (r + 1) % 8; };
+    EXPECT_DOUBLE_EQ(m.step(nextRank, 1.0).perByte, 4 * 1e-9 / 0.25);
+    p.nicBeta = 1e-9 / 1;  // the NIC carries 8 flows' worth: each flow runs at its own rate
+    EXPECT_DOUBLE_EQ(CostModel(p, {0, 1, 0, 1, 0, 1, 0, 1}, {8, 8}, false).step(nextRank, 1.0).perByte, 1e-9 / 0.125);
+}
+
+// 512 hosts of 8 ranks whose single TCP flows reach half of the NIC (the simulator's
+// 25 GbE platform): at 1 GiB the flat ring crosses each NIC with one flow, 2 GiB at
+// the flow's 1.5 GB/s; hierarchical with all 8 ranks at once, at the NIC's 3.125
+// GB/s. The selector once picked the ring there (simulated: 1431 ms against 925 ms).
+TEST(CostModel, HierarchicalFillsANicThatOneFlowCannot) {
+    CostParams p = CostParams::defaults();
+    std::string why;
+    ASSERT_TRUE(applyCostConfig("shm=1us/30GBps tcp=20us/1.5GBps reduce=25GBps copy=60GBps nic=3.125GBps", &p, &why))
+        << why;
+    std::vector<uint32_t> nodeOf;
+    for (uint32_t r = 0; r < 4096; ++r) nodeOf.push_back(r / 8);
+    const CostModel m(p, nodeOf, std::vector<uint32_t>(512, 16), false);
+    const double gib = double(1ull << 30);
+    EXPECT_NEAR(RingAllReduce().cost(m).at(gib), 2 * 4095 * (20e-6 + gib / 4096 / 1.5e9), 1e-3);
+    EXPECT_LT(HierarchicalAllReduce().cost(m).at(gib), 0.8 * RingAllReduce().cost(m).at(gib));
 }
 
 // More ranks than cores: the probe measured with every rank busy, so a step that

@@ -94,6 +94,8 @@ bool platformFromDescription(const std::string& text, Platform* out, std::string
     }
     p.gamma = 1e-9 / std::stod(m[1]);
     p.copyBeta = 1e-9 / std::stod(m[2]);
+    static const std::regex nic(R"(, nic ([0-9.]+)GB/s)");
+    if (std::regex_search(text, m, nic)) p.nicBeta = 1e-9 / std::stod(m[1]);
     bool finite = std::isfinite(p.gamma) && std::isfinite(p.copyBeta);
     for (const LinkCost& l : p.link) finite = finite && std::isfinite(l.beta);
     if (!finite) {

@@ -14,6 +14,7 @@ CostParams Platform::costParams() const {
     p.of(LinkClass::Shm) = LinkCost{shm.alpha, shm.beta, shm.alphaCrowded};
     const double nicBeta = nicBytesPerSec > 0 ? 1.0 / nicBytesPerSec : 0;
     p.of(netClass) = LinkCost{net.alpha, std::max(net.beta, nicBeta), net.alphaCrowded};
+    p.nicBeta = nicBeta;
     p.gamma = gamma;
     p.copyBeta = copyBeta;
     p.linkSource = {"simulated", "simulated", "simulated"};
@@ -77,6 +78,7 @@ Platform fromCostParams(const CostParams& p, uint32_t hosts, uint32_t ranksPerHo
     out.netClass = netClass;
     out.gamma = p.gamma;
     out.copyBeta = p.copyBeta;
+    out.nicBytesPerSec = p.nicBeta > 0 ? 1.0 / p.nicBeta : 0;
     return out;
 }
 
