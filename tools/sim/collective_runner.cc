@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "algorithms/selector.h"
 
@@ -159,20 +160,28 @@ OpOutcome runCollective(Simulation& sim, const OpSpec& spec) {
     }
     o.spec.bytes = c * kElem * (perPeer(spec.type) ? n : 1);  // what the op really moves (rounded down)
     const auto [inElems, outElems] = extents(spec.type, c, n);
-    // Carrying data: a buffer pair per rank; sizes only: one pair for all.
+    // Carrying data: a buffer pair per rank. Sizes only: one pair for all, which
+    // nothing reads or writes (no bytes move), so it is left uninitialised and its
+    // pages are never touched (a 1 GiB point would otherwise fault in and fill 2 GiB).
     const bool data = sim.carriesData();
-    std::vector<std::vector<int32_t>> in(data ? n : 1, std::vector<int32_t>(inElems)),
-        out(data ? n : 1, std::vector<int32_t>(outElems));
-    if (data)
-        for (uint32_t r = 0; r < n; ++r)
-            for (uint64_t i = 0; i < inElems; ++i) in[r][i] = value(r, i);
+    std::vector<std::vector<int32_t>> in(data ? n : 0), out(data ? n : 0);
+    std::unique_ptr<int32_t[]> untouchedIn, untouchedOut;
     const bool inPlace = spec.type == CollType::Broadcast;  // HcclBroadcast has one buffer
-    if (inPlace && data) out = in;
+    if (data) {
+        for (uint32_t r = 0; r < n; ++r) {
+            in[r].resize(inElems);
+            for (uint64_t i = 0; i < inElems; ++i) in[r][i] = value(r, i);
+            out[r] = inPlace ? in[r] : std::vector<int32_t>(outElems);
+        }
+    } else {
+        untouchedIn.reset(new int32_t[std::max<uint64_t>(inElems, 1)]);
+        untouchedOut.reset(new int32_t[std::max<uint64_t>(outElems, 1)]);
+    }
     std::vector<std::string> ran(n);
     // Sizes only, every rank runs on the same arguments (their vectors are O(ranks)).
     CollArgs shared = argsFor(spec, n);
-    shared.sendBuf = inPlace ? out[0].data() : in[0].data();
-    shared.recvBuf = out[0].data();
+    shared.recvBuf = data ? out[0].data() : untouchedOut.get();
+    shared.sendBuf = inPlace ? shared.recvBuf : data ? in[0].data() : untouchedIn.get();
     auto body = [&](uint32_t r) {
         CollArgs own;
         if (data) {
