@@ -301,6 +301,10 @@ std::vector<const Algorithm*> usableCandidates(const Context& ctx) {
     return out;
 }
 
+double estimatedSeconds(const Context& ctx, const Algorithm& a) {
+    return ctx.costs() ? ctx.costs()->estimate(&a, ctx.opBytes()) : 0;
+}
+
 std::string explainSelection(const Context& ctx) {
     const uint64_t bytes = ctx.opBytes();
     const Algorithm& chosen = selectAlgorithm(ctx);

@@ -22,6 +22,9 @@ const Algorithm& selectAlgorithm(const Context& ctx);
 // first (the simulator runs each to see which is really fastest).
 std::vector<const Algorithm*> usableCandidates(const Context& ctx);
 
+// The cost model's estimate for `a` running this op, seconds (0 without a model).
+double estimatedSeconds(const Context& ctx, const Algorithm& a);
+
 // The candidates for the op with their estimated times, which were usable, and
 // the choice, one line each (what HOSTCCL_ALGO_EXPLAIN prints).
 std::string explainSelection(const Context& ctx);

@@ -46,15 +46,26 @@ double CostModel::wireBeta(double flowBeta, uint32_t flows) const {
 // The probe measures with every rank busy, so its numbers already carry the
 // crowding of a full step; a step that keeps fewer ranks busy runs faster in the
 // same proportion, down to one rank per core.
-Linear CostModel::step(const Partner& partner, double share) const {
+Linear CostModel::step(const Partner& partner, double share) const { return anyStep(partner, share, false); }
+
+// A ring's ranks each go on as soon as their predecessor's block arrives, so the
+// step's start-up is paid hop after hop around the ring: over its n - 1 steps the
+// chain crosses every link about once, so a step costs the mean alpha of its links
+// (7 shared-memory hops and one between hosts: an eighth of the network's alpha).
+Linear CostModel::ringStep(const Partner& next, double share) const { return anyStep(next, share, true); }
+
+Linear CostModel::anyStep(const Partner& partner, double share, bool meanAlpha) const {
     std::vector<uint32_t> active(nodes(), 0), crossing(nodes(), 0);
-    double alpha = 0, shmBeta = 0, netBeta = 0;
+    double alpha = 0, alphaSum = 0, shmBeta = 0, netBeta = 0;
+    uint32_t pairs = 0;
     for (uint32_t r = 0; r < ranks(); ++r) {
         const uint32_t q = partner(r);
         if (q == kNone || q == r) continue;
         const LinkClass c = classOf(r, q);
         const LinkCost& l = params_.of(c);
         alpha = std::max(alpha, l.alpha);
+        alphaSum += l.alpha;
+        ++pairs;
         active[nodeOf_[r]]++;
         if (c == LinkClass::Shm) {
             shmBeta = std::max(shmBeta, l.beta);
@@ -66,11 +77,19 @@ Linear CostModel::step(const Partner& partner, double share) const {
     const double cpu = cpuShare(active) / crowding_;
     const uint32_t sharing = *std::max_element(crossing.begin(), crossing.end());
     const double beta = std::max(shmBeta * cpu, wireBeta(netBeta, sharing));
+    if (meanAlpha && pairs > 0) alpha = alphaSum / pairs;
     return Linear{alpha * (shmBeta > 0 && netBeta == 0 ? cpu : 1.0), share * beta};
 }
 
 Linear CostModel::reducingStep(const Partner& partner, double share) const {
-    Linear s = step(partner, share);
+    return withReduction(step(partner, share), share);
+}
+
+Linear CostModel::reducingRingStep(const Partner& next, double share) const {
+    return withReduction(ringStep(next, share), share);
+}
+
+Linear CostModel::withReduction(Linear s, double share) const {
     if (s.fixed == 0 && s.perByte == 0) return s;  // nobody takes part
     s.perByte = std::max(s.perByte, reduce(share).perByte);
     return s;

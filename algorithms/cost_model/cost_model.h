@@ -54,6 +54,10 @@ public:
     // A step whose receivers reduce each chunk as it arrives: the reduction overlaps
     // the transfer, so the slower of the two sets the pace.
     Linear reducingStep(const Partner& partner, double share) const;
+    // One step of a ring (partner = the next rank): as step, but the start-ups add up
+    // hop after hop around the ring, so the step costs its links' mean alpha.
+    Linear ringStep(const Partner& next, double share) const;
+    Linear reducingRingStep(const Partner& next, double share) const;
     // share * n reduced / copied on every rank at once.
     Linear reduce(double share) const;
     Linear copy(double share) const;
@@ -66,6 +70,8 @@ public:
 private:
     double cpuShare(const std::vector<uint32_t>& activeOnNode) const;
     double wireBeta(double flowBeta, uint32_t flows) const;
+    Linear anyStep(const Partner& partner, double share, bool meanAlpha) const;
+    Linear withReduction(Linear s, double share) const;
 
     CostParams params_;
     std::vector<uint32_t> nodeOf_;

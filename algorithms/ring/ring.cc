@@ -65,7 +65,7 @@ Linear ringPassCost(const CostModel& model, bool reduces) {
     const uint32_t n = model.ranks();
     if (n < 2) return {};
     auto next = [n](uint32_t r) { return (r + 1) % n; };
-    return double(n - 1) * (reduces ? model.reducingStep(next, 1.0 / n) : model.step(next, 1.0 / n));
+    return double(n - 1) * (reduces ? model.reducingRingStep(next, 1.0 / n) : model.ringStep(next, 1.0 / n));
 }
 
 }  // namespace hostccl

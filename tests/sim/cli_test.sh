@@ -10,7 +10,9 @@ fail() { echo "sim_command_line: $*"; exit 1; }
 
 "$sim" -n 16,64 -c allreduce,alltoall -b 64K,1M -a all --csv "$dir/out.csv" --html "$dir/out.html" > "$dir/out.txt" \
     || { cat "$dir/out.txt"; fail "the sweep failed"; }
-grep -q '^collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us' "$dir/out.csv" || fail "CSV header missing"
+grep -q '^collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us,model_us' "$dir/out.csv" || fail "CSV header missing"
+# Every row carries the selector's own estimate beside the simulated time.
+[ "$(awk -F, 'NR > 1 && !($9 > 0)' "$dir/out.csv" | wc -l)" -eq 0 ] || fail "a row has no cost-model estimate"
 # Each (ranks, collective, size) point has exactly one selected row.
 [ "$(awk -F, 'NR > 1 && $6 == 1' "$dir/out.csv" | wc -l)" -eq 8 ] || fail "expected 8 selected rows"
 [ "$(awk -F, 'NR > 1 && $7 == 1' "$dir/out.csv" | wc -l)" -eq 8 ] || fail "expected 8 fastest rows"
@@ -18,7 +20,7 @@ grep -q '<svg' "$dir/out.html" && grep -q '<polyline' "$dir/out.html" || fail "H
 ! grep -q '<script' "$dir/out.html" || fail "the page must open offline, without scripts"
 
 "$sim" --data -n 24 --ranks-per-host 8 -c allgather,reducescatter -b 4K -a all > "$dir/data.txt" || { cat "$dir/data.txt"; fail "data run failed"; }
-[ "$(grep -c ' yes$' "$dir/data.txt")" -ge 6 ] || { cat "$dir/data.txt"; fail "data run did not check results"; }
+[ "$(grep -cE ' yes +[0-9.]+$' "$dir/data.txt")" -ge 6 ] || { cat "$dir/data.txt"; fail "data run did not check results"; }
 
 "$sim" --print-platform --hosts 3 --nic-GBps 1.25 --hosts-per-leaf 2 --oversubscription 2 > "$dir/platform.json"
 "$sim" --platform "$dir/platform.json" -b 1M > "$dir/replay.txt" || fail "a printed platform does not read back"

@@ -109,6 +109,18 @@ TEST(CostModel, HierarchicalCrossesTheSlowLinkLess) {
     EXPECT_LT(HierarchicalAllReduce().cost(m).at(64 << 20), RingAllReduce().cost(m).at(64 << 20));
 }
 
+// A ring's ranks go on as soon as their predecessor's block arrives: on two hosts of
+// four, 6 of the 8 hops are shared memory (2 us) and 2 cross (30 us), so each of the
+// 2 x 7 steps costs their mean, 9 us, not the network's 30 us; the bytes still move
+// at the slow link's pace.
+TEST(CostModel, RingStartUpsAddUpAroundTheRing) {
+    const Linear ring = RingAllReduce().cost(model(2, 4));
+    EXPECT_NEAR(ring.fixed, 14 * (6 * 2e-6 + 2 * 30e-6) / 8, 1e-12);
+    EXPECT_NEAR(ring.perByte, 1.75 * 1e-9 / 0.125, 1e-18);
+    const Linear halving = RabenseifnerAllReduce().cost(model(2, 4));
+    EXPECT_DOUBLE_EQ(halving.fixed, 2 * (2 * 2e-6 + 30e-6)) << "halving-doubling waits for its slowest pair at every step";
+}
+
 // Ranks interleaved over the hosts: every ring hop crosses, four per host share its link.
 TEST(CostModel, RanksSharingAHostLinkDivideItsBandwidth) {
     const CostModel m(fixedParams(), {0, 1, 0, 1, 0, 1, 0, 1}, {8, 8}, false);
@@ -142,7 +154,8 @@ TEST(CostModel, HierarchicalFillsANicThatOneFlowCannot) {
     for (uint32_t r = 0; r < 4096; ++r) nodeOf.push_back(r / 8);
     const CostModel m(p, nodeOf, std::vector<uint32_t>(512, 16), false);
     const double gib = double(1ull << 30);
-    EXPECT_NEAR(RingAllReduce().cost(m).at(gib), 2 * 4095 * (20e-6 + gib / 4096 / 1.5e9), 1e-3);
+    const double meanAlpha = (7 * 1e-6 + 20e-6) / 8;  // 7 hops of 8 inside a host
+    EXPECT_NEAR(RingAllReduce().cost(m).at(gib), 2 * 4095 * (meanAlpha + gib / 4096 / 1.5e9), 1e-3);
     EXPECT_LT(HierarchicalAllReduce().cost(m).at(gib), 0.8 * RingAllReduce().cost(m).at(gib));
 }
 

@@ -178,6 +178,7 @@ OpOutcome runCollective(Simulation& sim, const OpSpec& spec) {
         untouchedOut.reset(new int32_t[std::max<uint64_t>(outElems, 1)]);
     }
     std::vector<std::string> ran(n);
+    double modelSeconds = 0;
     // Sizes only, every rank runs on the same arguments (their vectors are O(ranks)).
     CollArgs shared = argsFor(spec, n);
     shared.recvBuf = data ? out[0].data() : untouchedOut.get();
@@ -201,6 +202,7 @@ OpOutcome runCollective(Simulation& sim, const OpSpec& spec) {
         }
         if (algo == nullptr) return;  // reported below
         ran[r] = algo->name();
+        if (r == 0) modelSeconds = estimatedSeconds(ctx, *algo);
         algo->run(ctx);
     };
     std::string why;
@@ -216,6 +218,7 @@ OpOutcome runCollective(Simulation& sim, const OpSpec& spec) {
         return o;
     }
     o.algorithm = ran[0];
+    o.modelSeconds = modelSeconds;
     for (uint32_t r = 0; r < n; ++r) {
         if (!sim.errorOf(r).empty()) {
             o.error = fmt::format("rank {}: {}", r, sim.errorOf(r));

@@ -25,6 +25,7 @@ struct OpOutcome {
     std::string error;      // why not ok
     std::string algorithm;  // what ran (the selector's pick, or the one asked for)
     double seconds = 0;     // predicted: from the start to the last rank's return
+    double modelSeconds = 0;  // the selector's cost-model estimate for what ran (rank 0's)
     bool checked = false;   // results compared element by element (carrying data)
     uint64_t messages = 0;
     double algbw() const;   // bytes / seconds, as nccl-tests

@@ -10,8 +10,9 @@
 namespace hostccl::sim {
 
 std::string tableHeader() {
-    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12} {:>10} {:>10} {:>6}\n", "collective", "ranks",
-                       "hosts", "bytes", "algorithm", "sel", "time_us", "algbw_GBs", "busbw_GBs", "exact");
+    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12} {:>10} {:>10} {:>6} {:>12}\n", "collective",
+                       "ranks", "hosts", "bytes", "algorithm", "sel", "time_us", "algbw_GBs", "busbw_GBs", "exact",
+                       "model_us");
 }
 
 std::string tableLine(const Row& r) {
@@ -19,23 +20,24 @@ std::string tableLine(const Row& r) {
     if (!o.ok)
         return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} error: {}\n", collectiveKey(o.spec.type), o.ranks, r.hosts,
                            o.spec.bytes, o.algorithm.empty() ? o.spec.algorithm : o.algorithm, o.error);
-    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12.2f} {:>10.3f} {:>10.3f} {:>6}\n",
+    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12.2f} {:>10.3f} {:>10.3f} {:>6} {:>12.2f}\n",
                        collectiveKey(o.spec.type), o.ranks, r.hosts, o.spec.bytes, o.algorithm,
                        r.selected ? (r.fastest ? "*" : "*!") : (r.fastest ? "+" : ""), o.seconds * 1e6, o.algbw() * 1e-9,
-                       o.busbw() * 1e-9, o.checked ? "yes" : "-");
+                       o.busbw() * 1e-9, o.checked ? "yes" : "-", o.modelSeconds * 1e6);
 }
 
 std::string csv(const std::vector<Row>& rows) {
     std::string out =
-        "collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us,algbw_GBps,busbw_GBps,messages,exact,error\n";
+        "collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us,model_us,algbw_GBps,busbw_GBps,messages,exact,"
+        "error\n";
     for (const Row& r : rows) {
         const OpOutcome& o = r.outcome;
         std::string error = o.error;
         std::replace(error.begin(), error.end(), '"', '\'');
-        out += fmt::format("{},{},{},{},{},{},{},{:.3f},{:.6f},{:.6f},{},{},\"{}\"\n", collectiveKey(o.spec.type), o.ranks,
-                           r.hosts, o.spec.bytes, o.algorithm.empty() ? o.spec.algorithm : o.algorithm, r.selected ? 1 : 0,
-                           r.fastest ? 1 : 0, o.seconds * 1e6, o.algbw() * 1e-9, o.busbw() * 1e-9, o.messages,
-                           o.checked ? (o.ok ? "yes" : "no") : "-", error);
+        out += fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.6f},{:.6f},{},{},\"{}\"\n", collectiveKey(o.spec.type),
+                           o.ranks, r.hosts, o.spec.bytes, o.algorithm.empty() ? o.spec.algorithm : o.algorithm,
+                           r.selected ? 1 : 0, r.fastest ? 1 : 0, o.seconds * 1e6, o.modelSeconds * 1e6, o.algbw() * 1e-9,
+                           o.busbw() * 1e-9, o.messages, o.checked ? (o.ok ? "yes" : "no") : "-", error);
     }
     return out;
 }
