@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace hostccl {
 
@@ -17,6 +18,10 @@ CostModel::CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std
     std::vector<uint32_t> all(nodes);
     for (uint32_t n = 0; n < nodes; ++n) all[n] = static_cast<uint32_t>(ranksOf_[n].size());
     crowding_ = cpuShare(all);
+    // The links between hosts are RDMA where only RDMA links were measured or given
+    // (the probe times the links the communicator really has).
+    auto known = [&](LinkClass c) { return std::strcmp(params_.linkSource[size_t(c)], "default") != 0; };
+    netClass_ = known(LinkClass::Rdma) && !known(LinkClass::Tcp) ? LinkClass::Rdma : LinkClass::Tcp;
     // Ranks outnumbering cores wait for the scheduler at every step.
     if (crowding_ > 1)
         for (LinkCost& l : params_.link)
@@ -24,7 +29,8 @@ CostModel::CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std
 }
 
 LinkClass CostModel::classOf(uint32_t a, uint32_t b) const {
-    return nodeOf_[a] == nodeOf_[b] && !tcpOnly_ ? LinkClass::Shm : LinkClass::Tcp;
+    if (tcpOnly_) return LinkClass::Tcp;
+    return nodeOf_[a] == nodeOf_[b] ? LinkClass::Shm : netClass_;
 }
 
 // How many ranks each core of the busiest host carries (at least 1).
@@ -104,7 +110,7 @@ Linear CostModel::copy(double share) const { return Linear{0, share * params_.co
 Linear CostModel::allPairsHandshake() const {
     if (ranks() < 2) return {};
     if (params_.handshake > 0 && nodes() == 1 && !tcpOnly_) return Linear{params_.handshake, 0};
-    const LinkClass worst = nodes() > 1 || tcpOnly_ ? LinkClass::Tcp : LinkClass::Shm;
+    const LinkClass worst = tcpOnly_ ? LinkClass::Tcp : nodes() > 1 ? netClass_ : LinkClass::Shm;
     return Linear{params_.of(worst).alpha * (1 + 0.25 * (ranks() - 2)), 0};
 }
 

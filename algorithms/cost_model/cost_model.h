@@ -78,6 +78,7 @@ private:
     std::vector<std::vector<uint32_t>> ranksOf_;
     std::vector<uint32_t> coresOf_;
     bool tcpOnly_;
+    LinkClass netClass_ = LinkClass::Tcp;  // what links between hosts are
     bool inProcess_;
     double crowding_ = 1;  // ranks per core on the most loaded host, at least 1
 };

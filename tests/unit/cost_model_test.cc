@@ -121,6 +121,20 @@ TEST(CostModel, RingStartUpsAddUpAroundTheRing) {
     EXPECT_DOUBLE_EQ(halving.fixed, 2 * (2 * 2e-6 + 30e-6)) << "halving-doubling waits for its slowest pair at every step";
 }
 
+// Hosts joined by RDMA (only RDMA links measured or given): steps between hosts cost
+// RDMA's numbers, not TCP's defaults; with TCP known too, TCP's.
+TEST(CostModel, StepsBetweenHostsUseTheLinksTheyHave) {
+    CostParams p = CostParams::defaults();
+    std::string why;
+    ASSERT_TRUE(applyCostConfig("shm=1us/8GBps rdma=4us/11GBps", &p, &why)) << why;
+    auto across = [](uint32_t r) { return r ^ 1u; };
+    const Linear rdma = CostModel(p, {0, 1}, {8, 8}, false).step(across, 1.0);
+    EXPECT_DOUBLE_EQ(rdma.fixed, 4e-6);
+    EXPECT_DOUBLE_EQ(rdma.perByte, 1e-9 / 11);
+    ASSERT_TRUE(applyCostConfig("tcp=30us/1GBps", &p, &why)) << why;
+    EXPECT_DOUBLE_EQ(CostModel(p, {0, 1}, {8, 8}, false).step(across, 1.0).fixed, 30e-6);
+}
+
 // Ranks interleaved over the hosts: every ring hop crosses, four per host share its link.
 TEST(CostModel, RanksSharingAHostLinkDivideItsBandwidth) {
     const CostModel m(fixedParams(), {0, 1, 0, 1, 0, 1, 0, 1}, {8, 8}, false);

@@ -17,7 +17,7 @@ CostParams Platform::costParams() const {
     p.nicBeta = nicBeta;
     p.gamma = gamma;
     p.copyBeta = copyBeta;
-    p.linkSource = {"simulated", "simulated", "simulated"};
+    p.linkSource[size_t(LinkClass::Shm)] = p.linkSource[size_t(netClass)] = "simulated";  // the other: "default"
     p.gammaSource = p.copySource = "simulated";
     return p;
 }
