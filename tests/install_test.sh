@@ -62,5 +62,5 @@ echo "C++ API and training layer: ok"
 
 # The simulator is installed beside the perf tools and runs from there.
 sim_out=$("$prefix/bin/hostccl-sim" --data -n 16 -c allreduce -b 64K)
-grep -q "allreduce  *16  *2 .* yes$" <<< "$sim_out" || { echo "$sim_out"; exit 1; }
+grep -qE "allreduce +16 +2 .* yes +[0-9.]+$" <<< "$sim_out" || { echo "$sim_out"; exit 1; }
 echo "hostccl-sim: ok"
