@@ -4,7 +4,7 @@
 #   1. ASan+UBSan (clang) build of the library, the tests labelled "sanitize" and
 #      "asan" and the libFuzzer targets; those tests run under it;
 #   2. every fuzz target replays its regression inputs (tests/fuzz/regressions/, inputs
-#      that once crashed) and fuzzes from its seeds for FUZZ_SECONDS (default 10);
+#      that once crashed) and fuzzes from its seeds for FUZZ_SECONDS (default 5);
 #   3. TSan build; the tests labelled "sanitize" run under it.
 # The 5- and 8-rank cases of the thread matrix are left to the main suite (they
 # multiply the time, not the interleavings); the fault worker moves 4 MiB per op; the
@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 steps=${SANITIZE_STEPS:-asan,fuzz,tsan}
-fuzz_seconds=${FUZZ_SECONDS:-10}
+fuzz_seconds=${FUZZ_SECONDS:-5}
 if ! command -v clang++ >/dev/null; then
     echo "sanitize: skipped: clang++ is not installed (scripts/setup-deps.sh installs it)"
     exit 0
