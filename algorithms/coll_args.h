@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/coll_type.h"
@@ -22,7 +23,29 @@ struct CollArgs {
     uint32_t peer = 0;  // Send / Recv
     std::vector<uint64_t> sendCounts, sendDispls, recvCounts, recvDispls;
     std::vector<HcclSendRecvItem> items;  // BatchSendRecv
+    // The all-to-all-v family's counts are each rank's own: the selector may weigh only
+    // what every rank knows alike, or ranks choosing apart deadlock. `agreedCount`: the
+    // elements per rank every rank computes the same (HcclAlltoAll's n x count,
+    // HcclAlltoAllVC's largest row); unset for HcclAlltoAllV. `equalEverywhere`: every
+    // rank's blocks are the same size, packed in rank order (HcclAlltoAll, a uniform matrix).
+    std::optional<uint64_t> agreedCount;
+    bool equalEverywhere = false;
     uint64_t flightId = 0;  // the op's entry in the communicator's flight recorder (0: none)
 };
+
+// The layout of HcclAlltoAll as the API layer builds it (the V form: `count` elements
+// to and from every rank, packed in rank order, alike on every rank), without buffers:
+// for the simulator and the communicator's description.
+inline void setPlainAlltoAll(CollArgs* a, uint32_t n, uint64_t count) {
+    a->type = CollType::AlltoAllV;
+    a->count = 0;
+    a->sendCounts.assign(n, count);
+    a->sendDispls.resize(n);
+    for (uint32_t i = 0; i < n; ++i) a->sendDispls[i] = i * count;
+    a->recvCounts = a->sendCounts;
+    a->recvDispls = a->sendDispls;
+    a->agreedCount = count * n;
+    a->equalEverywhere = true;
+}
 
 }  // namespace hostccl

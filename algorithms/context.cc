@@ -59,9 +59,14 @@ uint64_t Context::opBytes() const {
         case CollType::ReduceScatterV:
         case CollType::AlltoAll:
         case CollType::AlltoAllV:
-        case CollType::AlltoAllVC: return sum(args_.sendCounts) * elemSize_;
+        case CollType::AlltoAllVC: return args_.agreedCount.value_or(sum(args_.sendCounts)) * elemSize_;
         default: return args_.count * elemSize_;
     }
+}
+
+bool Context::sizesAgreed() const {
+    return algoOpOf(args_.type) != AlgoOp::AlltoAll || args_.type == CollType::AlltoAll ||
+           args_.agreedCount.has_value();
 }
 
 ErrorSite Context::site() const {

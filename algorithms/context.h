@@ -113,7 +113,11 @@ public:
     CommFailure* failure() const { return failure_; }
     // The bytes the op moves per rank (gathered collectives: the whole result;
     // scattered ones: the whole input), which is what decides between algorithms.
+    // For HcclAlltoAllV, whose counts are each rank's own, this rank's bytes only.
     uint64_t opBytes() const;
+    // Whether every rank computes the same opBytes() (false for HcclAlltoAllV): the
+    // selector may weigh sizes only then.
+    bool sizesAgreed() const;
     const std::string& commName() const { return comm_.name; }
     // The family HCCL_ALGO asks for this op (Auto: the selector decides).
     AlgoFamily forcedFamily() const { return comm_.algoOverride.forOp(algoOpOf(args_.type)); }

@@ -85,7 +85,8 @@ const Algorithm* directFor(CollType t) {
 bool equalBlocks(const Context& ctx);
 
 // What HCCL_ALGO's family means for this op here; nullptr when hostccl has no such
-// algorithm for it (or, for direct, the ranks do not share one host).
+// algorithm for it (or, for direct, the ranks do not share one host). Only what every
+// rank knows alike may decide: a V form's displacements are each rank's own layout.
 const Algorithm* forced(const Context& ctx, AlgoFamily family) {
     const Algorithms& a = all();
     const AlgoOp op = algoOpOf(ctx.args().type);
@@ -99,12 +100,8 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             if (op == AlgoOp::AllReduce) return &a.rabenseifner;
             if (op == AlgoOp::Broadcast) return &a.scatterAllGatherBroadcast;
             if (op == AlgoOp::Reduce) return &a.halvingDoublingReduce;
-            if (op == AlgoOp::AllGather && packedInRankOrder(layoutFrom(ctx.args().recvCounts, ctx.args().recvDispls)))
-                return &a.doublingAllGather;
-            if (op == AlgoOp::ReduceScatter &&
-                packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls)))
-                return &a.halvingReduceScatter;
-            return nullptr;
+            if (op == AlgoOp::AllGather) return &a.doublingAllGather;
+            return op == AlgoOp::ReduceScatter ? &a.halvingReduceScatter : nullptr;
         case AlgoFamily::Hierarchical:
             if (op == AlgoOp::AllReduce) return &a.hierarchicalAllReduce;
             if (op == AlgoOp::AllGather) return &a.hierarchicalAllGather;
@@ -129,7 +126,7 @@ void noteUnhonoured(const Context& ctx, AlgoFamily family) {
     const uint64_t bit = uint64_t(1) << (size_t(algoOpOf(ctx.args().type)) * 9 + size_t(family));
     if (told.fetch_or(bit) & bit) return;
     log::warn("HCCL_ALGO asks for {} for {}, which hostccl cannot run for this call (no such algorithm for the "
-              "operator, V blocks not packed in rank order, or, for direct, ranks on several hosts); using the "
+              "operator, all-to-all-v blocks not equal on every rank, or, for direct, ranks on several hosts); using the "
               "adaptive choice (reported once)",
               familyName(family), collName(ctx.args().type));
 }
@@ -145,25 +142,14 @@ struct Candidate {
 
 bool always(const Context&) { return true; }
 bool severalHosts(const Context& ctx) { return ctx.nodes() > 1; }
-bool packedRecv(const Context& ctx) {
-    return packedInRankOrder(layoutFrom(ctx.args().recvCounts, ctx.args().recvDispls));
-}
-bool packedSend(const Context& ctx) {
-    return packedInRankOrder(layoutFrom(ctx.args().sendCounts, ctx.args().sendDispls));
-}
-// Every block the same size, each right after the previous.
-bool packedEqual(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs) {
-    for (size_t i = 0; i < counts.size(); ++i)
-        if (counts[i] != counts[0] || displs[i] != i * counts[0]) return false;
-    return true;
-}
-// The plain forms, whose blocks are all the same size (HcclAlltoAll arrives as the V
-// form with equal blocks, as does an all-to-all-v whose blocks happen to be equal).
+// The plain forms, whose blocks are all the same size on every rank (HcclAlltoAll and a
+// uniform HcclAlltoAllVC arrive as the V form saying so, their layouts built packed). An
+// HcclAlltoAllV whose own blocks happen to be equal does not count: another rank's may
+// not be, and ranks choosing apart deadlock.
 bool equalBlocks(const Context& ctx) {
     const CollArgs& a = ctx.args();
     if (a.type == CollType::AllGather || a.type == CollType::AlltoAll) return true;
-    return a.type == CollType::AlltoAllV && a.sendCounts == a.recvCounts && packedEqual(a.sendCounts, a.sendDispls) &&
-           packedEqual(a.recvCounts, a.recvDispls);
+    return a.type == CollType::AlltoAllV && a.equalEverywhere;
 }
 
 // HOSTCCL_DIRECT_MIN_BYTES: unset, the model decides; -1, never; else from that size on.
@@ -202,10 +188,10 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
             return {{&a.recursiveDoubling, always}, {&a.ringAllReduce, always}, {&a.rabenseifner, always},
                     {&a.hierarchicalAllReduce, severalHosts}, {&a.directAllReduce, directUsable}};
         case AlgoOp::AllGather:
-            return {{&a.ringAllGather, always}, {&a.doublingAllGather, packedRecv}, {&a.bruckAllGather, equalBlocks},
+            return {{&a.ringAllGather, always}, {&a.doublingAllGather, always}, {&a.bruckAllGather, equalBlocks},
                     {&a.hierarchicalAllGather, severalHosts}, {&a.directAllGather, directUsable}};
         case AlgoOp::ReduceScatter:
-            return {{&a.ringReduceScatter, always}, {&a.halvingReduceScatter, packedSend},
+            return {{&a.ringReduceScatter, always}, {&a.halvingReduceScatter, always},
                     {&a.hierarchicalReduceScatter, severalHosts}, {&a.directReduceScatter, directUsable}};
         case AlgoOp::Broadcast:
             return {{&a.binomialBroadcast, always}, {&a.scatterAllGatherBroadcast, always},
@@ -269,11 +255,25 @@ std::shared_ptr<SelectorCosts> prepareSelector(const CostModel& model) { return 
 const CostModel& modelOf(const SelectorCosts& costs) { return costs.model(); }
 
 namespace {
+// HcclAlltoAllV's counts are each rank's own, so no size is common to all ranks and
+// the choice rests on what is (as Open MPI's fixed rules decide all-to-all-v by
+// communicator size alone): pairwise, whose messages are exactly the blocks, unless
+// HOSTCCL_DIRECT_MIN_BYTES=0 asks for direct or pairwise would link every pair of
+// threads beyond the mesh. Measured on this VM (alltoallv_perf, 8 B - 16 MiB): pairwise
+// as fast as direct or faster at 2 and 4 ranks; at 8 crowded ranks 4-5x faster up to
+// 32 KiB, 4x slower at 256 KiB and 1.2-1.4x from 2 MiB (direct skips crowded hand-offs).
+const Algorithm& alltoallOfOwnSizes(const Context& ctx) {
+    const Algorithms& a = all();
+    if (directUsable(ctx) && (directMinBytes() == 0 || !pairwiseAffordable(ctx))) return a.directAlltoAll;
+    return a.pairwiseAlltoAll;
+}
+
 // The cheapest usable candidate (direct from HOSTCCL_DIRECT_MIN_BYTES on when set).
 const Algorithm& adaptive(const Context& ctx) {
     const AlgoOp op = algoOpOf(ctx.args().type);
     const std::vector<Candidate>& cands = candidatesFor(op);
     if (cands.empty()) return soleAlgorithm(ctx.args().type);
+    if (!ctx.sizesAgreed()) return alltoallOfOwnSizes(ctx);
     const uint64_t bytes = ctx.opBytes();
     if (directMinBytes() >= 0 && directPossible(ctx) && bytes >= uint64_t(directMinBytes()))
         return *cands.back().algo;  // the direct one closes every list
@@ -316,6 +316,8 @@ std::string explainSelection(const Context& ctx) {
         out += fmt::format("  {} {:<20} {}{}\n", c.algo == &chosen ? '*' : ' ', c.algo->name(), time,
                            c.usable(ctx) ? "" : "  (cannot run this call)");
     }
+    if (!ctx.sizesAgreed() && ctx.forcedFamily() == AlgoFamily::Auto)
+        out += fmt::format("  HcclAlltoAllV's sizes are each rank's own: {} by rule, not by size\n", chosen.name());
     if (ctx.forcedFamily() != AlgoFamily::Auto)
         out += fmt::format("  HCCL_ALGO asks for {}: ran {}\n", familyName(ctx.forcedFamily()), chosen.name());
     else if (candidatesFor(algoOpOf(ctx.args().type)).empty())

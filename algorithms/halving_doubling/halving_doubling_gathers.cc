@@ -10,12 +10,16 @@ HcclResult HalvingReduceScatter::run(Context& ctx) const {
     const CollArgs& a = ctx.args();
     const uint32_t r = ctx.rank();
     const size_t es = ctx.elemSize();
-    const BlockLayout blocks = layoutFrom(a.sendCounts, a.sendDispls);
+    // Work on a copy, its blocks packed in rank order: the input must not change, the
+    // output may alias it, and the caller's displacements may leave gaps or reorder.
+    const BlockLayout given = layoutFrom(a.sendCounts, a.sendDispls);
+    const bool packed = packedInRankOrder(given);
+    const BlockLayout blocks = packed ? given : packedLayoutOf(given);
     const size_t total = layoutEnd(blocks) * es, ownBytes = blocks[r].count * es;
     char* out = static_cast<char*>(a.recvBuf);
-    // Work on a copy: the input must not change, and the output may alias it.
     char* work = ctx.scratch(total);
-    if (total > 0) ctx.copy(work, a.sendBuf, total);
+    if (packed && total > 0) ctx.copy(work, a.sendBuf, total);
+    if (!packed) copyBlocks(ctx, work, blocks, static_cast<const char*>(a.sendBuf), given);
     const Fold fold(ctx.size(), r);
     if (fold.sitsOut()) {
         ctx.send(r + 1, work, total);
@@ -36,23 +40,30 @@ HcclResult DoublingAllGather::run(Context& ctx) const {
     const CollArgs& a = ctx.args();
     const uint32_t r = ctx.rank();
     const size_t es = ctx.elemSize();
-    const BlockLayout blocks = layoutFrom(a.recvCounts, a.recvDispls);
+    // Blocks the caller's displacements do not pack in rank order gather in scratch
+    // first and move to their places at the end.
+    const BlockLayout given = layoutFrom(a.recvCounts, a.recvDispls);
+    const bool packed = packedInRankOrder(given);
+    const BlockLayout blocks = packed ? given : packedLayoutOf(given);
     const size_t total = layoutEnd(blocks) * es;
-    char* out = static_cast<char*>(a.recvBuf);
+    char* out = packed ? static_cast<char*>(a.recvBuf) : ctx.scratch(total);
     char* own = out + blocks[r].offset * es;
     if (a.sendBuf != own) ctx.copy(own, a.sendBuf, blocks[r].count * es);
     const Fold fold(ctx.size(), r);
     if (fold.sitsOut()) {
         ctx.send(r + 1, own, blocks[r].count * es);
         ctx.recv(r + 1, out, total);  // sent only after our block arrived
-        return ctx.waitAll();
-    }
-    if (fold.absorbs()) {
-        ctx.recv(r - 1, out + blocks[r - 1].offset * es, blocks[r - 1].count * es);
         HOSTCCL_CHECK(ctx.waitAll());
+    } else {
+        if (fold.absorbs()) {
+            ctx.recv(r - 1, out + blocks[r - 1].offset * es, blocks[r - 1].count * es);
+            HOSTCCL_CHECK(ctx.waitAll());
+        }
+        HOSTCCL_CHECK(doublingAllGather(ctx, fold, out, virtualBlocks(fold, blocks)));
+        HOSTCCL_CHECK(foldOut(ctx, fold, out, total));
     }
-    HOSTCCL_CHECK(doublingAllGather(ctx, fold, out, virtualBlocks(fold, blocks)));
-    return foldOut(ctx, fold, out, total);
+    if (!packed) copyBlocks(ctx, static_cast<char*>(a.recvBuf), given, out, blocks);
+    return HCCL_SUCCESS;
 }
 
 // n: the whole input, first copied to scratch. The folded rank hands over everything

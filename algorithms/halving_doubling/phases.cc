@@ -65,6 +65,23 @@ bool packedInRankOrder(const BlockLayout& b) {
     return true;
 }
 
+BlockLayout packedLayoutOf(const BlockLayout& b) {
+    BlockLayout out(b.size());
+    uint64_t next = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+        out.set(i, Block{next, b[i].count});
+        next += b[i].count;
+    }
+    return out;
+}
+
+void copyBlocks(Context& ctx, char* to, const BlockLayout& toBlocks, const char* from, const BlockLayout& fromBlocks) {
+    const size_t es = ctx.elemSize();
+    for (size_t i = 0; i < toBlocks.size(); ++i)
+        if (toBlocks[i].count > 0)
+            ctx.copy(to + toBlocks[i].offset * es, from + fromBlocks[i].offset * es, toBlocks[i].count * es);
+}
+
 Linear halvingCost(const CostModel& model) {
     const uint32_t n = model.ranks(), p2 = Fold(n, 0).p2;
     Linear c;

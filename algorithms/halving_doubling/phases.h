@@ -25,6 +25,14 @@ BlockLayout virtualBlocks(const Fold& fold, const BlockLayout& realBlocks);
 // The phases need blocks back to back in rank order (V layouts may be anything).
 bool packedInRankOrder(const BlockLayout& b);
 
+// The same blocks back to back in rank order: where the phases work on a V layout that
+// is not (a rank's own displacements, which other ranks may not share: the choice of
+// algorithm must not depend on them, so the algorithm stages instead).
+BlockLayout packedLayoutOf(const BlockLayout& b);
+
+// Each block of `from` (laid out as `fromBlocks`) to where `toBlocks` puts it.
+void copyBlocks(Context& ctx, char* to, const BlockLayout& toBlocks, const char* from, const BlockLayout& fromBlocks);
+
 // The phases' costs among the ranks the fold leaves: halving sends 1/2, 1/4, ...
 // of the vector (reducing each), doubling the same in reverse.
 Linear halvingCost(const CostModel& model);

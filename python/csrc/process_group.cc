@@ -499,7 +499,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::alltoall_base(at::Tensor& ou
     return enqueue(
         c10d::OpType::ALLTOALL_BASE, "alltoall_base", {output},
         [&](hostccl::Communicator& c) {
-            if (send->total() == 0 && recv->total() == 0) return hostccl::Work();
+            // Only equal splits are alike on every rank: a rank with nothing to move under
+            // uneven splits still takes part (its peers' sequence numbers count the op).
+            if (equal && send->total() == 0) return hostccl::Work();
             if (equal) return c.allToAll(in.data_ptr(), out.data_ptr(), send->counts[0], dtype);
             return c.launch("HcclAlltoAllV", [&](HcclComm comm, aclrtStream s) {
                 return HcclAlltoAllV(in.data_ptr(), send->counts.data(), send->displs.data(), dtype, out.data_ptr(),
@@ -530,7 +532,6 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::alltoall(std::vector<at::Ten
     return enqueue(
         c10d::OpType::ALLTOALL, "alltoall", outs,
         [&](hostccl::Communicator& c) {
-            if (send->total() == 0 && recv->total() == 0) return hostccl::Work();
             return c.launch("HcclAlltoAllV", [&](HcclComm comm, aclrtStream s) {
                 return HcclAlltoAllV(in.data_ptr(), send->counts.data(), send->displs.data(), dtype, out.data_ptr(),
                                      recv->counts.data(), recv->displs.data(), dtype, comm, s);

@@ -1,5 +1,8 @@
 // Operator entry points of the HCCL C API: validate, normalise to CollArgs,
 // enqueue on the stream. Nothing runs on the caller's thread.
+#include <algorithm>
+#include <optional>
+
 #include "api/group.h"
 #include "api/validate.h"
 #include "common/datatype.h"
@@ -63,6 +66,63 @@ uint64_t extent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>
     return end;
 }
 
+// The caller's counts and displacements for one side of an all-to-all.
+struct RawLayout {
+    const void* counts;
+    const void* displs;
+};
+
+// What every rank knows alike about an all-to-all's sizes (see CollArgs::agreedCount).
+struct SizeAgreement {
+    std::optional<uint64_t> count;
+    bool equal = false;
+};
+
+// The whole matrix is known to every rank: its largest row (the busiest sender) is the
+// size all ranks weigh, and whether every entry is the same.
+HcclResult agreementOfMatrix(const uint64_t* m, uint32_t n, const ErrorSite& site, SizeAgreement* out) {
+    uint64_t largest = 0;
+    bool equal = true;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint64_t row = 0;
+        for (uint32_t j = 0; j < n; ++j) {
+            const uint64_t x = m[uint64_t(i) * n + j];
+            if (x > UINT64_MAX - row) return fail(HCCL_E_PARA, site, "sendCountMatrix row {} overflows", i);
+            row += x;
+            equal = equal && x == m[0];
+        }
+        largest = std::max(largest, row);
+    }
+    *out = SizeAgreement{largest, equal};
+    return HCCL_SUCCESS;
+}
+
+// The all-to-all family after each entry point has built its layouts.
+HcclResult submitAlltoAll(const char* fn, const void* sendBuf, RawLayout send, HcclDataType sendType,
+                          const void* recvBuf, RawLayout recv, HcclDataType recvType, HcclComm comm,
+                          aclrtStream stream, SizeAgreement agreed) {
+    Communicator* c;
+    std::shared_ptr<runtime::Stream> s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(sendType, fn));
+    HOSTCCL_CHECK(checkType(recvType, fn));
+    if (sendType != recvType)
+        return fail(HCCL_E_PARA, c->site(fn), "sendType {} differs from recvType {}", dtypeName(sendType), dtypeName(recvType));
+    CollArgs a;
+    HOSTCCL_CHECK(readLayout(send.counts, send.displs, c->size(), sendType, fn, "send", &a.sendCounts, &a.sendDispls));
+    HOSTCCL_CHECK(readLayout(recv.counts, recv.displs, c->size(), recvType, fn, "receive", &a.recvCounts, &a.recvDispls));
+    HOSTCCL_CHECK(checkBuffer(sendBuf, extent(a.sendCounts, a.sendDispls), 1, sendType, false, fn, "sendBuf"));
+    HOSTCCL_CHECK(checkBuffer(recvBuf, extent(a.recvCounts, a.recvDispls), 1, recvType, false, fn, "recvBuf"));
+    if (sendBuf == recvBuf && extent(a.recvCounts, a.recvDispls) > 0)
+        return fail(HCCL_E_PARA, c->site(fn), "sendBuf and recvBuf must differ");
+    a.type = CollType::AlltoAllV;
+    a.sendBuf = sendBuf;
+    a.recvBuf = const_cast<void*>(recvBuf);
+    a.dtype = sendType;
+    a.agreedCount = agreed.count;
+    a.equalEverywhere = agreed.equal;
+    return submit(fn, c, s, std::move(a));
+}
 }  // namespace
 
 extern "C" {
@@ -297,26 +357,8 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, H
 HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls, HcclDataType sendType,
                          const void* recvBuf, const void* recvCounts, const void* rdispls, HcclDataType recvType,
                          HcclComm comm, aclrtStream stream) {
-    const char* fn = "HcclAlltoAllV";
-    Communicator* c;
-    std::shared_ptr<runtime::Stream> s;
-    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
-    HOSTCCL_CHECK(checkType(sendType, fn));
-    HOSTCCL_CHECK(checkType(recvType, fn));
-    if (sendType != recvType)
-        return fail(HCCL_E_PARA, c->site(fn), "sendType {} differs from recvType {}", dtypeName(sendType), dtypeName(recvType));
-    CollArgs a;
-    HOSTCCL_CHECK(readLayout(sendCounts, sdispls, c->size(), sendType, fn, "send", &a.sendCounts, &a.sendDispls));
-    HOSTCCL_CHECK(readLayout(recvCounts, rdispls, c->size(), recvType, fn, "receive", &a.recvCounts, &a.recvDispls));
-    HOSTCCL_CHECK(checkBuffer(sendBuf, extent(a.sendCounts, a.sendDispls), 1, sendType, false, fn, "sendBuf"));
-    HOSTCCL_CHECK(checkBuffer(recvBuf, extent(a.recvCounts, a.recvDispls), 1, recvType, false, fn, "recvBuf"));
-    if (sendBuf == recvBuf && extent(a.recvCounts, a.recvDispls) > 0)
-        return fail(HCCL_E_PARA, c->site(fn), "sendBuf and recvBuf must differ");
-    a.type = CollType::AlltoAllV;
-    a.sendBuf = sendBuf;
-    a.recvBuf = const_cast<void*>(recvBuf);
-    a.dtype = sendType;
-    return submit(fn, c, s, std::move(a));
+    return submitAlltoAll("HcclAlltoAllV", sendBuf, {sendCounts, sdispls}, sendType, recvBuf, {recvCounts, rdispls},
+                          recvType, comm, stream, SizeAgreement{});
 }
 
 HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType, const void* recvBuf,
@@ -329,8 +371,8 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
     const uint32_t n = c->size();
     if (sendCount > UINT64_MAX / n) return fail(HCCL_E_PARA, c->site(fn), "sendCount {} x {} ranks overflows", sendCount, n);
     std::vector<uint64_t> counts = uniform(n, sendCount), displs = strided(n, sendCount);
-    return HcclAlltoAllV(sendBuf, counts.data(), displs.data(), sendType, recvBuf, counts.data(), displs.data(),
-                         recvType, comm, stream);
+    return submitAlltoAll(fn, sendBuf, {counts.data(), displs.data()}, sendType, recvBuf,
+                          {counts.data(), displs.data()}, recvType, comm, stream, SizeAgreement{sendCount * n, true});
 }
 
 HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType, const void* recvBuf,
@@ -355,7 +397,10 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
         sOff += sc[j];
         rOff += rc[j];
     }
-    return HcclAlltoAllV(sendBuf, sc.data(), sd.data(), sendType, recvBuf, rc.data(), rd.data(), recvType, comm, stream);
+    SizeAgreement agreed;
+    HOSTCCL_CHECK(agreementOfMatrix(m, n, c->site(fn), &agreed));
+    return submitAlltoAll(fn, sendBuf, {sc.data(), sd.data()}, sendType, recvBuf, {rc.data(), rd.data()}, recvType,
+                          comm, stream, agreed);
 }
 
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {

@@ -111,6 +111,14 @@ def movements(rank, world):
                                input_split_sizes=[k + 1 for k in range(world)])
         check(dst, torch.cat([torch.full((rank + 1, 2), k * 10 + rank) for k in range(world)]).to(dtype),
               "all_to_all_single uneven " + what)
+        # rank r sends r * k rows to rank k: rank 0 moves nothing either way yet takes
+        # part (the next collective would find its sequence number behind otherwise)
+        src = torch.cat([torch.full((rank * k, 2), rank * 10 + k) for k in range(world)]).to(dtype)
+        dst = torch.zeros((rank * sum(range(world)), 2), dtype=dtype)
+        dist.all_to_all_single(dst, src, output_split_sizes=[k * rank for k in range(world)],
+                               input_split_sizes=[rank * k for k in range(world)])
+        check(dst, torch.cat([torch.full((k * rank, 2), k * 10 + rank) for k in range(world)]).to(dtype),
+              "all_to_all_single with an idle rank " + what)
         ins = [torch.full((k + 1,), rank * 10 + k).to(dtype) for k in range(world)]
         outs = [torch.zeros(rank + 1, dtype=dtype) for _ in range(world)]
         dist.all_to_all(outs, ins)

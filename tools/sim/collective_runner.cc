@@ -41,9 +41,7 @@ CollArgs argsFor(const OpSpec& s, uint32_t n) {
         a.sendCounts = uniform(n, c);
         a.sendDispls = strided(n, c);
     } else if (s.type == CollType::AlltoAllV) {  // HcclAlltoAll arrives as the V form
-        a.count = 0;
-        a.sendCounts = a.recvCounts = uniform(n, c);
-        a.sendDispls = a.recvDispls = strided(n, c);
+        setPlainAlltoAll(&a, n, c);
     }
     return a;
 }

@@ -95,15 +95,11 @@ std::string choicesSection(const Communicator& c) {
                 a.recvCounts = counts;
                 a.recvDispls = displs;
             }
-            if (t == CollType::ReduceScatter || t == CollType::AlltoAllV) {
+            if (t == CollType::ReduceScatter) {
                 a.sendCounts = counts;
                 a.sendDispls = displs;
             }
-            if (t == CollType::AlltoAllV) {
-                a.recvCounts = counts;
-                a.recvDispls = displs;
-                a.count = 0;
-            }
+            if (t == CollType::AlltoAllV) setPlainAlltoAll(&a, n, perRank);
             Context ctx(c.view(), a, Deadline::never(), nullptr);
             out += fmt::format(" {:>18}", selectAlgorithm(ctx).name());
         }
