@@ -7,11 +7,12 @@ import tempfile
 import pytest
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn as nn
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
 from torch.nn.parallel import DistributedDataParallel as DDP
+
+from ranks import spawn
 
 WORLD = 2
 STEPS = 12
@@ -73,7 +74,7 @@ def _train(rank, world, init_file, backend, hook, out_dir):
 
 def train(backend, hook, out_dir):
     with tempfile.TemporaryDirectory() as tmp:
-        mp.spawn(_train, args=(WORLD, os.path.join(tmp, "rdv"), backend, hook, out_dir), nprocs=WORLD, join=True)
+        spawn(_train, (WORLD, os.path.join(tmp, "rdv"), backend, hook, out_dir), WORLD)
     return [torch.load(os.path.join(out_dir, "%s-%d.pt" % (backend, r)))[0] for r in range(WORLD)]
 
 

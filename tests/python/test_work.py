@@ -117,7 +117,7 @@ def _dying_rank(rank, world, init_file, results):
 
 def test_a_killed_rank_raises_naming_it():
     world = 3
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")  # preloaded by ranks.py
     results = ctx.Queue()
     with tempfile.TemporaryDirectory() as tmp:
         procs = [ctx.Process(target=_dying_rank, args=(r, world, os.path.join(tmp, "rdv"), results))
@@ -151,7 +151,7 @@ def _leave_with_a_callback_pending(rank, world, init_file, out_dir):
 
 def test_python_exit_waits_for_pending_callbacks():
     world = 2
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context("spawn")  # a forked rank's exit would skip the atexit drain
     with tempfile.TemporaryDirectory() as tmp:
         procs = [ctx.Process(target=_leave_with_a_callback_pending, args=(r, world, os.path.join(tmp, "rdv"), tmp))
                  for r in range(world)]
@@ -185,7 +185,7 @@ def _init_ways(rank, world, how, port, results):
 @pytest.mark.parametrize("how,port", [("env", 29631), ("tcp", 29632), ("store", 29633)])
 def test_every_init_method(how, port):
     world = 3
-    ctx = mp.get_context("spawn")
+    ctx = mp.get_context("forkserver")
     results = ctx.Queue()
     procs = [ctx.Process(target=_init_ways, args=(r, world, how, port, results)) for r in range(world)]
     for p in procs:
