@@ -49,6 +49,27 @@ double CostModel::wireBeta(double flowBeta, uint32_t flows) const {
     return flowBeta * flows;
 }
 
+// Flows crossing between leaf switches at once share each leaf's uplink (out of the
+// sender's leaf, into the receiver's): hostsPerLeaf NICs' rate over the
+// oversubscription. At 1:1 the uplink is never tighter than the NICs below it; at 2:1
+// every rank crossing at once (Rabenseifner's first steps) halves each flow's rate.
+double CostModel::uplinkBeta(const Partner& partner, double flowBeta) const {
+    const uint32_t perLeaf = params_.hostsPerLeaf;
+    if (perLeaf == 0 || nodes() <= perLeaf) return 0;
+    const double nicBeta = params_.nicBeta > 0 ? params_.nicBeta : flowBeta;
+    std::vector<uint32_t> out(nodes() / perLeaf + 1, 0), in(out.size(), 0);
+    for (uint32_t r = 0; r < ranks(); ++r) {
+        const uint32_t q = partner(r);
+        if (q == kNone || q == r) continue;
+        const uint32_t from = nodeOf_[r] / perLeaf, to = nodeOf_[q] / perLeaf;
+        if (from == to) continue;
+        out[from]++;
+        in[to]++;
+    }
+    const uint32_t flows = std::max(*std::max_element(out.begin(), out.end()), *std::max_element(in.begin(), in.end()));
+    return flows * nicBeta * params_.leafOversubscription / perLeaf;
+}
+
 // The probe measures with every rank busy, so its numbers already carry the
 // crowding of a full step; a step that keeps fewer ranks busy runs faster in the
 // same proportion, down to one rank per core.
@@ -82,7 +103,8 @@ Linear CostModel::anyStep(const Partner& partner, double share, bool meanAlpha) 
     }
     const double cpu = cpuShare(active) / crowding_;
     const uint32_t sharing = *std::max_element(crossing.begin(), crossing.end());
-    const double beta = std::max(shmBeta * cpu, wireBeta(netBeta, sharing));
+    const double beta = std::max({shmBeta * cpu, wireBeta(netBeta, sharing),
+                                  netBeta > 0 ? uplinkBeta(partner, netBeta) : 0.0});
     if (meanAlpha && pairs > 0) alpha = alphaSum / pairs;
     return Linear{alpha * (shmBeta > 0 && netBeta == 0 ? cpu : 1.0), share * beta};
 }

@@ -48,7 +48,8 @@ public:
     // One step in which every rank r with a partner sends share * n bytes to
     // partner(r) while receiving as much: the slowest pair's alpha, plus the bytes
     // at the slowest beta, where ranks of one host crossing to other hosts share
-    // its network interface (CostParams::nicBeta) and ranks outnumbering their
+    // its network interface (CostParams::nicBeta), flows between leaf switches share
+    // their leaf's uplink (CostParams::hostsPerLeaf) and ranks outnumbering their
     // host's cores share the cores.
     Linear step(const Partner& partner, double share) const;
     // A step whose receivers reduce each chunk as it arrives: the reduction overlaps
@@ -70,6 +71,7 @@ public:
 private:
     double cpuShare(const std::vector<uint32_t>& activeOnNode) const;
     double wireBeta(double flowBeta, uint32_t flows) const;
+    double uplinkBeta(const Partner& partner, double flowBeta) const;
     Linear anyStep(const Partner& partner, double share, bool meanAlpha) const;
     Linear withReduction(Linear s, double share) const;
 

@@ -39,6 +39,7 @@ std::string CostParams::summary() const {
     out += fmt::format("reduce {:.2f}GB/s ({}), copy {:.2f}GB/s ({})", 1e-9 / gamma, gammaSource, 1e-9 / copyBeta,
                        copySource);
     if (nicBeta > 0) out += fmt::format(", nic {:.3f}GB/s", 1e-9 / nicBeta);
+    if (hostsPerLeaf > 0) out += fmt::format(", leaves of {} hosts at {:g}:1", hostsPerLeaf, leafOversubscription);
     if (handshake > 0) out += fmt::format(", all-pairs handshake {:.2f}us ({})", handshake * 1e6, handshakeSource);
     if (boardBarrier > 0) out += fmt::format(", in-process barrier {:.2f}us (probe)", boardBarrier * 1e6);
     if (probeMs > 0) out += fmt::format(", probe {:.1f}ms", probeMs);
@@ -56,9 +57,25 @@ bool number(const std::string& s, const char* unit, double* out) {
     return true;
 }
 
+// leaf=<hosts>/<oversubscription>: a whole number of hosts, a ratio of at least 1.
+bool leafSetting(const std::string& item, const std::string& value, CostParams* p, std::string* why) {
+    const size_t slash = value.find('/');
+    double hosts = 0, ratio = 0;
+    if (slash == std::string::npos || !number(value.substr(0, slash), "", &hosts) ||
+        !number(value.substr(slash + 1), "", &ratio) || hosts > 16777216 || hosts != double(uint32_t(hosts)) ||
+        ratio < 1) {
+        *why = fmt::format("'{}': expected leaf=<hosts per leaf switch>/<oversubscription, at least 1>", item);
+        return false;
+    }
+    p->hostsPerLeaf = uint32_t(hosts);
+    p->leafOversubscription = ratio;
+    return true;
+}
+
 bool setting(const std::string& item, CostParams* p, std::string* why) {
     const size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (key == "leaf") return leafSetting(item, value, p, why);
     double a = 0, bw = 0;
     if (key == "reduce" || key == "copy" || key == "nic") {
         if (!number(value, "GBps", &bw)) {
@@ -85,7 +102,7 @@ bool setting(const std::string& item, CostParams* p, std::string* why) {
         p->linkSource[c] = "config";
         return true;
     }
-    *why = fmt::format("'{}': unknown setting (shm, tcp, rdma, reduce, copy, nic)", item);
+    *why = fmt::format("'{}': unknown setting (shm, tcp, rdma, reduce, copy, nic, leaf)", item);
     return false;
 }
 }  // namespace

@@ -32,6 +32,12 @@ struct CostParams {
     // sharing it divide one flow's rate). Where a flow is slower than its NIC (one
     // TCP stream on a fast link), several flows together go faster than one.
     double nicBeta = 0;
+    // The switch layer: hosts (in the communicator's host order) fill leaf switches of
+    // `hostsPerLeaf` (0: one non-blocking switch for all), whose uplinks carry
+    // hostsPerLeaf NICs' rate divided by `leafOversubscription`: flows crossing between
+    // leaves at once share it. Not measurable by the probe: given, or the simulator's.
+    uint32_t hostsPerLeaf = 0;
+    double leafOversubscription = 1;
     std::array<const char*, kLinkClasses> linkSource{};  // "probe", "config" or "default"
     const char* gammaSource = "default";
     const char* copySource = "default";
@@ -48,7 +54,8 @@ struct CostParams {
 // HOSTCCL_COST_MODEL: space- or comma-separated settings, each overriding one number:
 //   shm=<alpha>us/<bandwidth>GBps   tcp=...   rdma=...   reduce=<bandwidth>GBps   copy=<bandwidth>GBps
 //   nic=<bandwidth>GBps (a host's network interface, per direction, all flows together)
-// for example "shm=1.5us/6GBps tcp=30us/0.12GBps reduce=4GBps nic=3.125GBps". False and `why` on a
+//   leaf=<hosts>/<oversubscription> (hosts per leaf switch, its uplink's oversubscription >= 1)
+// for example "shm=1.5us/6GBps tcp=30us/0.12GBps reduce=4GBps nic=3.125GBps leaf=32/2". False and `why` on a
 // malformed text; `out` is changed only on success.
 bool applyCostConfig(const std::string& text, CostParams* out, std::string* why);
 

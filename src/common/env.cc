@@ -73,7 +73,7 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_FLIGHT_RECORDER_SIZE", "1024", "Ops each communicator's flight recorder keeps; 0 turns it off."},
         {"HOSTCCL_TRACE", "", "File prefix: each communicator writes <prefix>.<comm>.rank<r>.json (Chrome trace) when destroyed."},
         {"HOSTCCL_DIRECT_MIN_BYTES", "", "Unset: the cost model decides when ranks sharing one host read and write each other's buffers directly; N: from N bytes on; -1: never."},
-        {"HOSTCCL_COST_MODEL", "", "Cost-model numbers that replace the init probe's: shm=<alpha>us/<GB/s> tcp=... rdma=... reduce=<GB/s> copy=<GB/s> nic=<GB/s>."},
+        {"HOSTCCL_COST_MODEL", "", "Cost-model numbers that replace the init probe's: shm=<alpha>us/<GB/s> tcp=... rdma=... reduce=<GB/s> copy=<GB/s> nic=<GB/s> leaf=<hosts>/<oversubscription>."},
         {"HOSTCCL_COST_PROBE", "1", "0 skips the init probe (configured or default cost-model numbers only)."},
         {"HOSTCCL_ALGO_EXPLAIN", "0", "1: rank 0 prints the selector's score table the first time each collective meets each power-of-two size."},
         {"HOSTCCL_TCP_CHUNK_BYTES", "262144", "Bytes a TCP receive reduces at a time when it reduces on arrival."},

@@ -42,11 +42,16 @@ TEST(CostConfig, ParsesEveryKindOfSetting) {
     EXPECT_FALSE(fullyConfigured(partial, false));
     EXPECT_DOUBLE_EQ(partial.nicBeta, 1e-9 / 3.125);
     EXPECT_NE(partial.summary().find("nic 3.125GB/s"), std::string::npos) << partial.summary();
+    ASSERT_TRUE(applyCostConfig("leaf=32/2", &partial, &why)) << why;
+    EXPECT_EQ(partial.hostsPerLeaf, 32u);
+    EXPECT_DOUBLE_EQ(partial.leafOversubscription, 2);
+    EXPECT_NE(partial.summary().find("leaves of 32 hosts at 2:1"), std::string::npos) << partial.summary();
 }
 
 TEST(CostConfig, RejectsMalformedTextAndChangesNothing) {
     for (const char* bad : {"shm=2us", "shm=2ms/4GBps", "shm=-1us/4GBps", "tcp=1us/0GBps", "disk=1us/1GBps",
-                            "reduce=4", "copy=fastGBps", "shm", "nic=3", "nic=0GBps"}) {
+                            "reduce=4", "copy=fastGBps", "shm", "nic=3", "nic=0GBps", "leaf=32", "leaf=0/2",
+                            "leaf=2.5/2", "leaf=32/0.5", "leaf=99999999999/1", "leaf=32/2x"}) {
         CostParams p = CostParams::defaults();
         std::string why;
         EXPECT_FALSE(applyCostConfig(bad, &p, &why)) << bad;
@@ -54,6 +59,7 @@ TEST(CostConfig, RejectsMalformedTextAndChangesNothing) {
         EXPECT_DOUBLE_EQ(p.of(LinkClass::Shm).alpha, CostParams::defaults().of(LinkClass::Shm).alpha);
         EXPECT_STREQ(p.linkSource[0], "default");
         EXPECT_DOUBLE_EQ(p.nicBeta, 0);
+        EXPECT_EQ(p.hostsPerLeaf, 0u);
     }
 }
 
@@ -153,6 +159,25 @@ TEST(CostModel, FlowsSlowerThanTheNicShareTheNicsRate) {
     EXPECT_DOUBLE_EQ(m.step(nextRank, 1.0).perByte, 4 * 1e-9 / 0.25);
     p.nicBeta = 1e-9 / 1;  // the NIC carries 8 flows' worth: each flow runs at its own rate
     EXPECT_DOUBLE_EQ(CostModel(p, {0, 1, 0, 1, 0, 1, 0, 1}, {8, 8}, false).step(nextRank, 1.0).perByte, 1e-9 / 0.125);
+}
+
+// 4 hosts of 2 ranks under leaves of 2 hosts: every rank crossing to the other leaf
+// at once (rank r to r ^ 4) puts 4 flows through each uplink of 2 NICs' rate: at 1:1
+// no tighter than the NICs, at 2:1 half of it. A step inside the leaves never pays.
+TEST(CostModel, FlowsBetweenLeavesShareTheUplink) {
+    CostParams p = fixedParams();  // one flow: 0.125 GB/s
+    p.nicBeta = 1e-9 / 0.25;       // each NIC carries 2 flows at their own rate
+    const std::vector<uint32_t> nodeOf = {0, 0, 1, 1, 2, 2, 3, 3};
+    auto otherLeaf = [](uint32_t r) { return r ^ 4; };
+    auto sameLeaf = [](uint32_t r) { return r ^ 2; };
+    const double alone = CostModel(p, nodeOf, {2, 2, 2, 2}, false).step(otherLeaf, 1.0).perByte;
+    EXPECT_DOUBLE_EQ(alone, 1e-9 / 0.125);
+    p.hostsPerLeaf = 2;
+    EXPECT_DOUBLE_EQ(CostModel(p, nodeOf, {2, 2, 2, 2}, false).step(otherLeaf, 1.0).perByte, alone) << "1:1";
+    p.leafOversubscription = 2;
+    const CostModel m(p, nodeOf, {2, 2, 2, 2}, false);
+    EXPECT_DOUBLE_EQ(m.step(otherLeaf, 1.0).perByte, 4 * 1e-9 / 0.25 * 2 / 2) << "4 flows through half of 2 NICs";
+    EXPECT_DOUBLE_EQ(m.step(sameLeaf, 1.0).perByte, alone);
 }
 
 // 512 hosts of 8 ranks whose single TCP flows reach half of the NIC (the simulator's

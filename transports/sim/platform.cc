@@ -15,6 +15,10 @@ CostParams Platform::costParams() const {
     const double nicBeta = nicBytesPerSec > 0 ? 1.0 / nicBytesPerSec : 0;
     p.of(netClass) = LinkCost{net.alpha, std::max(net.beta, nicBeta), net.alphaCrowded};
     p.nicBeta = nicBeta;
+    if (nicBeta > 0) {  // the simulated uplinks are a number of NICs (network.cc)
+        p.hostsPerLeaf = hostsPerSwitch;
+        p.leafOversubscription = oversubscription;
+    }
     p.gamma = gamma;
     p.copyBeta = copyBeta;
     p.linkSource[size_t(LinkClass::Shm)] = p.linkSource[size_t(netClass)] = "simulated";  // the other: "default"
