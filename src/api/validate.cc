@@ -66,17 +66,25 @@ struct PendingOp {
 
 class PendingOps {
 public:
-    PendingOp* take() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (free_.empty()) return new PendingOp;
-        PendingOp* op = free_.back();
-        free_.pop_back();
-        return op;
+    // Moves `n` ops into `into` (new ones when the pool runs short).
+    void take(std::vector<PendingOp*>* into, size_t n) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (; n > 0 && !free_.empty(); --n) {
+                into->push_back(free_.back());
+                free_.pop_back();
+            }
+        }
+        for (; n > 0; --n) into->push_back(new PendingOp);
     }
-    void give(PendingOp* op) {
+    // Moves the last `n` ops of `from` back (deleting what the pool does not keep).
+    void give(std::vector<PendingOp*>* from, size_t n) {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (free_.size() < kKept) free_.push_back(op);
-        else delete op;
+        for (; n > 0; --n) {
+            if (free_.size() < kKept) free_.push_back(from->back());
+            else delete from->back();
+            from->pop_back();
+        }
     }
 
 private:
@@ -89,11 +97,38 @@ PendingOps& pendingOps() {
     static PendingOps* ops = new PendingOps;  // streams may still run ops during exit
     return *ops;
 }
+
+// Each thread keeps a few ops of its own and trades with the shared pool in batches:
+// the caller takes and the stream's thread gives back on every op, and one shared
+// lock between them cost a contended lock round per op each.
+class LocalOps {
+public:
+    ~LocalOps() { pendingOps().give(&ops_, ops_.size()); }
+    PendingOp* take() {
+        if (ops_.empty()) pendingOps().take(&ops_, kBatch);
+        PendingOp* op = ops_.back();
+        ops_.pop_back();
+        return op;
+    }
+    void give(PendingOp* op) {
+        ops_.push_back(op);
+        if (ops_.size() >= 2 * kBatch) pendingOps().give(&ops_, kBatch);
+    }
+
+private:
+    static constexpr size_t kBatch = 16;
+    std::vector<PendingOp*> ops_;
+};
+
+LocalOps& localOps() {
+    thread_local LocalOps ops;
+    return ops;
+}
 }  // namespace
 
 HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
     c->opEnqueued();
-    PendingOp* op = pendingOps().take();
+    PendingOp* op = localOps().take();
     op->comm = c;
     op->args = std::move(args);
     op->args.flightId = c->noteQueued(op->args);
@@ -102,7 +137,7 @@ HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
     stream.enqueue([op] {
         Communicator* comm = op->comm;
         HcclResult rc = comm->execute(op->args);
-        pendingOps().give(op);
+        localOps().give(op);
         comm->opFinished();
         return static_cast<int>(rc);
     });

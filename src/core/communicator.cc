@@ -321,8 +321,10 @@ HcclResult Communicator::buildCostModel() {
     return HCCL_SUCCESS;
 }
 
+// No lock per op unless a destroying thread waits (seq_cst both ways: either it sees
+// the count reach 0 or this sees it waiting).
 void Communicator::opFinished() {
-    if (inflight_.fetch_sub(1) == 1) {
+    if (inflight_.fetch_sub(1) == 1 && idleWaiters_.load() > 0) {
         std::lock_guard<std::mutex> lock(idleMutex_);
         idle_.notify_all();
     }
@@ -330,6 +332,11 @@ void Communicator::opFinished() {
 
 // A failed communicator has nothing worth waiting for: its queued ops fail at once.
 void Communicator::quiesce() {
+    idleWaiters_.fetch_add(1);
+    struct Leave {
+        std::atomic<int>& waiters;
+        ~Leave() { waiters.fetch_sub(1); }
+    } leave{idleWaiters_};
     std::unique_lock<std::mutex> lock(idleMutex_);
     auto limit = std::chrono::seconds(options_.execTimeoutSec > 0 ? options_.execTimeoutSec : 1836);
     auto settled = [&] { return inflight_.load() == 0 || failure_.failed(); };

@@ -127,6 +127,7 @@ private:
     std::unique_ptr<health::HealthSession> health_;
     std::atomic<uint64_t> shrinks_{0};
     std::atomic<int64_t> inflight_{0};
+    std::atomic<int> idleWaiters_{0};  // threads in quiesce(): only they need idle_'s notice
     std::mutex idleMutex_;
     std::condition_variable idle_;
 };
