@@ -37,6 +37,16 @@ done
 grep -q '"ranks_per_host": 3' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe's layout is not 3 ranks"; }
 grep -q '"bulk"' "$dir/probed.json" && grep -q '"curve"' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe has no bulk rates"; }
 "$sim" --platform "$dir/probed.json" -b 64K > /dev/null || fail "the probed platform does not read back"
+# Across two emulated hosts (TCP over loopback) the probe also times exchanges and
+# writes TCP's CPU share, in cache and in bulk, within 0.5..1.
+HOSTCCL_HOST_ID=a,b "$sim" --probe --probe-ranks 2 > "$dir/hosts.json" || fail "--probe across two hosts failed"
+/usr/bin/python3 - "$dir/hosts.json" <<'PY' || { cat "$dir/hosts.json"; fail "the two-host probe has no TCP cpu share"; }
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["hosts"] == 2 and j["net"]["kind"] == "tcp", j
+assert 0.5 <= j["net"]["cpu_share"] <= 1 and 0.5 <= j["bulk"]["net_cpu_share"] <= 1, j
+PY
+"$sim" --platform "$dir/hosts.json" -c allgather -b 64M > /dev/null || fail "the two-host probe does not read back"
 "$perf" -p 2 -b 8 -e 8 -n 1 -w 0 --topology > "$dir/describe.txt"
 "$sim" --describe "$dir/describe.txt" --print-platform > "$dir/described.json" || fail "--describe failed"
 grep -q '"ranks_per_host": 2' "$dir/described.json" || { cat "$dir/described.json"; fail "the description's layout is not 2 ranks"; }

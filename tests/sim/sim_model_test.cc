@@ -3,6 +3,8 @@
 // uplinks and cores, and refusal of bad platform files naming the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "transports/sim/calendar.h"
 #include "transports/sim/network.h"
 #include "tools/sim/probe.h"
@@ -139,6 +141,40 @@ TEST(SimNetwork, ASingleCopyIsTheReceiversPass) {
     EXPECT_DOUBLE_EQ(net.work(0, 1e-6, 0), 1000 * 1e-9 + 1e-6);          // two halves on the one core
 }
 
+// Across hosts a message has not left before its sender's CPU part is done, nor
+// arrived before its receiver's: two hosts of one core exchanging at once with a
+// cpu share of 1 (TCP's kernel work filling a core for the whole flow) take twice
+// one flow's time; with a share of a half (the directions do not contend) they take
+// one flow's time.
+TEST(SimNetwork, TcpWorkOnBusyCoresHoldsAMessageBack) {
+    for (const double share : {1.0, 0.5}) {
+        Platform p = twoHosts();
+        p.ranksPerHost = 1;
+        p.coresPerHost = 1;
+        p.net.cpuShare = share;
+        Network net(p);
+        const double flow = 1000 * 2e-9;
+        const MessageTiming there = net.transfer(0, 1, 1000, 0);
+        const MessageTiming back = net.transfer(1, 0, 1000, 0);
+        const double busy = 2 * share * flow;  // each core: one send part and one receive part
+        EXPECT_DOUBLE_EQ(there.sent, std::max(flow, share * flow)) << share;
+        EXPECT_DOUBLE_EQ(back.sent, std::max(flow, busy)) << share;  // its core did the first one's receive first
+        EXPECT_DOUBLE_EQ(back.arrived, std::max(back.sent + 10e-6, busy)) << share;
+    }
+}
+
+// The net's cpu share moves toward its bulk value as the rates do.
+TEST(SimNetwork, TheNetCpuShareHasABulkValue) {
+    Platform p = twoHosts();
+    p.net.cpuShare = 0.5;
+    p.bulk = BulkRates{{{1 << 20, 0}, {4 << 20, 1}}, 0, 0, 0, 0, 0.9};
+    EXPECT_DOUBLE_EQ(p.ratesFor(1 << 20).net.cpuShare, 0.5);
+    EXPECT_DOUBLE_EQ(p.ratesFor(2 << 20).net.cpuShare, 0.7);
+    EXPECT_DOUBLE_EQ(p.ratesFor(64 << 20).net.cpuShare, 0.9);
+    p.bulk.netCpuShare = 0;  // not measured: the in-cache share holds
+    EXPECT_DOUBLE_EQ(p.ratesFor(64 << 20).net.cpuShare, 0.5);
+}
+
 // An op whose data outgrows a host's cache moves and reduces at the bulk rates;
 // one that fits, and rates the platform leaves out, keep the in-cache ones.
 TEST(SimNetwork, DataBeyondTheCacheMovesAtTheBulkRates) {
@@ -164,7 +200,7 @@ TEST(SimPlatform, ReadsAFileAndWritesItBack) {
         "net": {"alpha_us": 20, "bandwidth_GBps": 1.1, "nic_GBps": 12.5, "kind": "rdma"},
         "switch": {"hosts_per_leaf": 2, "oversubscription": 3},
         "reduce_GBps": 4, "copy_GBps": 8,
-        "bulk": {"curve": [[1048576, 0], [67108864, 1]], "shm_GBps": 3, "reduce_GBps": 2}})";
+        "bulk": {"curve": [[1048576, 0], [67108864, 1]], "shm_GBps": 3, "reduce_GBps": 2, "net_cpu_share": 0.8}})";
     Platform p;
     std::string why;
     ASSERT_TRUE(parsePlatform(text, &p, &why)) << why;
@@ -173,6 +209,7 @@ TEST(SimPlatform, ReadsAFileAndWritesItBack) {
     EXPECT_DOUBLE_EQ(p.bulk.fractionAt(8 << 20), 0.5);
     EXPECT_DOUBLE_EQ(p.bulk.shmBeta, 1e-9 / 3);
     EXPECT_DOUBLE_EQ(p.bulk.netBeta, 0);  // not given: the in-cache rate holds
+    EXPECT_DOUBLE_EQ(p.bulk.netCpuShare, 0.8);
     EXPECT_EQ(p.ranks(), 32u);
     EXPECT_EQ(p.cores(), 16u);
     EXPECT_DOUBLE_EQ(p.shm.alpha, 1.5e-6);
@@ -204,6 +241,7 @@ TEST(SimPlatform, BadFilesNameTheFieldAndChangeNothing) {
         {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"cache_bytes": 1024, "shm_GBps": 0}})", "'bulk.shm_GBps' must be greater than 0"},
         {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"curve": [[1024, 0], [512, 1]]}})", "'bulk.curve' must list growing byte counts"},
         {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"curve": [[1024, 1.5]]}})", "'bulk.curve' must hold"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8, "bulk": {"net_cpu_share": 2}})", "'bulk.net_cpu_share' must be 0 or more and at most 1"},
         {"[1, 2]", "not a JSON object"},
         {"{\"hosts\": ", "not a JSON object"},
     };

@@ -68,12 +68,18 @@ void measureReduction(BulkRates* out) {
 
 // Rank `a` sends `streak` messages of `bytes` to rank `b`, which answers with 8 bytes,
 // `runs` + 1 times; on `a`, the best time per message. A streak keeps a flow going
-// as an op's steps do (a TCP window stays open). Every other rank returns at once.
-HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, int streak, int runs, double* perMessage) {
+// as an op's steps do (a TCP window stays open). `both`: each message is an exchange,
+// `a` and `b` sending to each other at once (HcclBatchSendRecv), as a ring's step
+// between two hosts does. Every other rank returns at once.
+HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, bool both, int streak, int runs,
+                    double* perMessage) {
     uint32_t me = 0;
     if (HcclGetRankId(comm, &me) != HCCL_SUCCESS) return HCCL_E_PARA;
     if (me != a && me != b) return HCCL_SUCCESS;
-    std::vector<char> buf(bytes, 3);
+    const uint32_t other = me == a ? b : a;
+    std::vector<char> buf(bytes, 3), in(both ? bytes : 0);
+    HcclSendRecvItem items[2] = {{HCCL_SEND, buf.data(), bytes, HCCL_DATA_TYPE_INT8, other},
+                                 {HCCL_RECV, in.data(), bytes, HCCL_DATA_TYPE_INT8, other}};
     uint64_t reply = 0;
     aclrtStream stream = nullptr;
     if (aclrtCreateStream(&stream) != ACL_SUCCESS) return HCCL_E_RUNTIME;
@@ -82,8 +88,9 @@ HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, int str
     for (int i = 0; i <= runs && rc == HCCL_SUCCESS; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         for (int k = 0; k < streak && rc == HCCL_SUCCESS; ++k)
-            rc = me == a ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, b, comm, stream)
-                         : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, a, comm, stream);
+            rc = both      ? HcclBatchSendRecv(items, 2, comm, stream)
+                 : me == a ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, b, comm, stream)
+                           : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, a, comm, stream);
         if (rc == HCCL_SUCCESS)
             rc = me == a ? HcclRecv(&reply, 1, HCCL_DATA_TYPE_UINT64, b, comm, stream)
                          : HcclSend(&reply, 1, HCCL_DATA_TYPE_UINT64, a, comm, stream);
@@ -96,32 +103,67 @@ HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, int str
     return rc;
 }
 
-// Every rank's part of one flow: threads here (one per rank), else this process's rank.
-HcclResult exchange(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, size_t bytes, double* perMessage) {
-    // Small messages are short next to the scheduler's noise: many runs, the best.
-    const bool bulk = bytes >= kBulkBytes;
-    const int runs = bulk ? kRuns : 40, streak = bulk ? 4 : 1;
-    if (comms.size() == 1) return timeFlow(comms[0], a, b, bytes, streak, runs, perMessage);
+// Every rank's part of one flow (or exchange) of `streak` messages in a row, the
+// best of `runs`: threads here (one per rank), else this process's rank.
+HcclResult exchange(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, size_t bytes, bool both,
+                    int streak, int runs, double* perMessage) {
+    if (comms.size() == 1) return timeFlow(comms[0], a, b, bytes, both, streak, runs, perMessage);
     HcclResult rb = HCCL_SUCCESS;
     double unused = 0;
-    std::thread other([&] { rb = timeFlow(comms[b], a, b, bytes, streak, runs, &unused); });
-    const HcclResult ra = timeFlow(comms[a], a, b, bytes, streak, runs, perMessage);
+    std::thread other([&] { rb = timeFlow(comms[b], a, b, bytes, both, streak, runs, &unused); });
+    const HcclResult ra = timeFlow(comms[a], a, b, bytes, both, streak, runs, perMessage);
     other.join();
     return ra != HCCL_SUCCESS ? ra : rb;
 }
 
-// Between ranks `a` and `b` with every other rank idle: one flow's time per byte in
-// cache (from the difference of two sizes, which cancels alpha and the stream's own
-// costs, as the init probe does) and in bulk (kBulkBytes).
-HcclResult measurePair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, double* cacheBeta, double* bulkBeta) {
-    constexpr size_t kMid = 64 << 10, kLarge = 256 << 10;
-    double mid = 0, large = 0, bulk = 0;
-    HcclResult rc = exchange(comms, a, b, kMid, &mid);
-    if (rc == HCCL_SUCCESS) rc = exchange(comms, a, b, kLarge, &large);
-    if (rc == HCCL_SUCCESS) rc = exchange(comms, a, b, kBulkBytes, &bulk);
-    if (large > mid) *cacheBeta = (large - mid) / double(kLarge - kMid);
-    *bulkBeta = bulk / double(kBulkBytes);
+// Seconds per byte between ranks `a` and `b` with every other rank idle, in cache
+// and in bulk (four kBulkBytes messages in a row, the best of kRuns).
+struct PairRates {
+    double cacheBeta = 0, bulkBeta = 0;
+};
+
+HcclResult measureBulkRate(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, bool both, PairRates* out) {
+    double bulk = 0;
+    const HcclResult rc = exchange(comms, a, b, kBulkBytes, both, 4, kRuns, &bulk);
+    out->bulkBeta = bulk / double(kBulkBytes);
     return rc;
+}
+
+// Shared memory in cache: from the difference of two single messages (the best of
+// many: they are short next to the scheduler's noise), which cancels alpha and the
+// stream's own costs, as the init probe does.
+HcclResult measureShmPair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, PairRates* out) {
+    constexpr size_t kMid = 64 << 10, kLarge = 256 << 10;
+    double mid = 0, large = 0;
+    HcclResult rc = exchange(comms, a, b, kMid, false, 1, 40, &mid);
+    if (rc == HCCL_SUCCESS) rc = exchange(comms, a, b, kLarge, false, 1, 40, &large);
+    if (large > mid) out->cacheBeta = (large - mid) / double(kLarge - kMid);
+    return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, false, out) : rc;
+}
+
+// Between hosts in cache: a streak of 1 MiB messages (one buffer reused), each one's
+// share of the streak's time. Over TCP a difference of single messages is no
+// measure: up to 64 KiB fits the socket buffers and costs little more than alpha,
+// while 128 KiB waits for the receiver to drain (15 vs 64-95 us between two
+// namespaces here), and from 256 KiB on one run's noise is the whole difference
+// (3.6, 2.4 and 512 GB/s in three probes).
+HcclResult measureNetPair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, bool both, PairRates* out) {
+    constexpr size_t kCached = 1 << 20;
+    double cached = 0;
+    HcclResult rc = exchange(comms, a, b, kCached, both, 16, 5, &cached);
+    out->cacheBeta = cached / double(kCached);
+    return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, both, out) : rc;
+}
+
+// The part of a flow's time its TCP work holds a core at each end, as the simulator
+// charges it (LinkModel::cpuShare): where both directions at once run slower than one
+// (the kernel's work for the two flows queueing on the same cores: network-namespace
+// hosts sharing one machine's), each end's work is taken to fill one core for
+// oneWay * share, so an exchange on a host of one core takes 2 * share * oneWay. Where
+// an exchange is no slower, half (the default: the directions do not contend).
+double cpuShareOf(double oneWay, double exchanged) {
+    if (oneWay <= 0 || exchanged <= 0) return 0.5;
+    return std::clamp(exchanged / (2 * oneWay), 0.5, 1.0);
 }
 }  // namespace
 
@@ -134,17 +176,25 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
         measureReduction(&r);
     }
     HcclResult rc = HCCL_SUCCESS;
-    double shmBeta = p->shm.beta, netBeta = p->net.beta;
-    if (p->ranksPerHost > 1) rc = measurePair(comms, 0, 1, &shmBeta, &r.shmBeta);
-    if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measurePair(comms, 0, p->ranksPerHost, &netBeta, &r.netBeta);
+    PairRates shm{p->shm.beta, 0}, net{p->net.beta, 0}, netBoth;
+    if (p->ranksPerHost > 1) rc = measureShmPair(comms, 0, 1, &shm);
+    if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measureNetPair(comms, 0, p->ranksPerHost, false, &net);
+    const bool tcp = p->hosts > 1 && p->netClass == LinkClass::Tcp;
+    if (rc == HCCL_SUCCESS && tcp) rc = measureNetPair(comms, 0, p->ranksPerHost, true, &netBoth);
     if (rc != HCCL_SUCCESS) {
         *why = fmt::format("exchanging up to {} MiB to measure link rates failed: {}", kBulkBytes >> 20,
                            HcclGetErrorString(rc));
         return false;
     }
+    r.shmBeta = shm.bulkBeta;
+    r.netBeta = net.bulkBeta;
+    if (tcp) {
+        p->net.cpuShare = cpuShareOf(net.cacheBeta, netBoth.cacheBeta);
+        r.netCpuShare = cpuShareOf(net.bulkBeta, netBoth.bulkBeta);
+    }
     p->bulk = r;
-    p->net.beta = netBeta;
-    if (p->crowded() || !shmProbed) p->shm.beta = shmBeta;
+    p->net.beta = net.cacheBeta;
+    if (p->crowded() || !shmProbed) p->shm.beta = shm.cacheBeta;
     return true;
 }
 

@@ -128,12 +128,17 @@ MessageTiming Network::transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time
         start = both;
     }
     auto hold = [](Cores& c, size_t k, Time from, double length) {
-        if (length > 0) c.core[k].reserve(c.core[k].earliestFit(from, length), length);
+        if (length <= 0) return from;
+        const Time at = c.core[k].earliestFit(from, length);
+        c.core[k].reserve(at, length);
+        return at + length;
     };
-    hold(cpuOut, coreOut, start, cpuOutSeconds + (sameCore ? cpuInSeconds : 0));
-    if (!sameCore) hold(cpuIn, coreIn, start, cpuInSeconds);
-    const Time sent = std::max(start + seconds, wireEnd);
-    return MessageTiming{start, sent, sent + alphaOf(link)};
+    const Time outDone = hold(cpuOut, coreOut, start, cpuOutSeconds + (sameCore ? cpuInSeconds : 0));
+    const Time inDone = sameCore ? outDone : hold(cpuIn, coreIn, start, cpuInSeconds);
+    // On one host both parts start with the message and end within it; across hosts a
+    // core busy with other work holds the message back (its kernel work waits).
+    const Time sent = std::max({start + seconds, wireEnd, outDone});
+    return MessageTiming{start, sent, std::max(sent + alphaOf(link), inDone)};
 }
 
 }  // namespace hostccl::sim

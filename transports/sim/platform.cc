@@ -49,6 +49,7 @@ Rates Platform::ratesFor(uint64_t hostBytes) const {
     toward(bulk.netBeta, &r.net.beta);
     toward(bulk.gamma, &r.gamma);
     toward(bulk.copyBeta, &r.copyBeta);
+    toward(bulk.netCpuShare, &r.net.cpuShare);
     return r;
 }
 
@@ -138,16 +139,17 @@ public:
 
     // The optional "bulk" object: rates in GB/s (each optional) and the curve.
     void bulk(BulkRates* out) {
-        double shmGbps = 0, netGbps = 0, reduceGbps = 0, copyGbps = 0;
+        double shmGbps = 0, netGbps = 0, reduceGbps = 0, copyGbps = 0, netCpuShare = 0;
         std::vector<std::pair<uint64_t, double>> curve;
         curvePoints("bulk.curve", &curve);
         number("bulk.shm_GBps", &shmGbps, false);
         number("bulk.net_GBps", &netGbps, false);
         number("bulk.reduce_GBps", &reduceGbps, false);
         number("bulk.copy_GBps", &copyGbps, false);
+        number("bulk.net_cpu_share", &netCpuShare, false, false, 1);
         if (!ok_) return;
         auto beta = [](double gbps) { return gbps > 0 ? 1e-9 / gbps : 0.0; };
-        *out = BulkRates{std::move(curve), beta(shmGbps), beta(netGbps), beta(reduceGbps), beta(copyGbps)};
+        *out = BulkRates{std::move(curve), beta(shmGbps), beta(netGbps), beta(reduceGbps), beta(copyGbps), netCpuShare};
     }
     // [[bytes, fraction], ...]: bytes growing, fractions in [0, 1].
     void curvePoints(const char* path, std::vector<std::pair<uint64_t, double>>* out) {
@@ -257,6 +259,7 @@ std::string platformJson(const Platform& p) {
         rate("net_GBps", p.bulk.netBeta);
         rate("reduce_GBps", p.bulk.gamma);
         rate("copy_GBps", p.bulk.copyBeta);
+        if (p.bulk.netCpuShare > 0) b["net_cpu_share"] = p.bulk.netCpuShare;
         j["bulk"] = b;
     }
     return j.dump(2) + "\n";

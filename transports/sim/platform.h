@@ -17,7 +17,10 @@ namespace hostccl::sim {
 struct LinkModel {
     double alpha = 0;     // seconds from a message's last byte leaving to its arrival
     double beta = 0;      // seconds per byte for one flow (1 / its rate alone)
-    double cpuShare = 0;  // the part of a transfer's time that occupies a core at each end
+    // The part of a transfer's time that occupies a core at each end. Across hosts a
+    // message has not left (arrived) before its sender's (receiver's) part is done:
+    // TCP's kernel work on cores that also carry other flows and reductions.
+    double cpuShare = 0;
     // Alpha when a host's ranks outnumber its cores (0: alpha): a message then often
     // waits for its receiver to be scheduled, as the init probe measures it.
     double alphaCrowded = 0;
@@ -31,6 +34,7 @@ struct LinkModel {
 struct BulkRates {
     std::vector<std::pair<uint64_t, double>> curve;
     double shmBeta = 0, netBeta = 0, gamma = 0, copyBeta = 0;
+    double netCpuShare = 0;  // the net link's cpuShare in bulk (0: as in cache)
     double fractionAt(uint64_t hostBytes) const;
 };
 
