@@ -2,8 +2,14 @@
 # hostccl against Open MPI, MPICH and Gloo, back to back on this machine.
 # Per configuration and collective: busbw at 64 MiB and time at the smallest size
 # (8 B; 8 B per rank for the gathered collectives), the best peer, the ratios, and
-# hostccl's busbw as a fraction of memcpy bandwidth measured in the same run.
-#   bash bench/compare.sh [--quick] [--out docs/performance-run.md]
+# hostccl's busbw as a fraction of memcpy bandwidth measured in the same run. Small
+# sizes: the median of 9 runs per library, and hostccl's p90/median across them.
+# Over TCP also the raw limit in the same run (bench/peers/tcp_raw: as many process
+# pairs across the two hosts as a collective has, several streams, both directions at
+# once) and, per collective, the bytes it must move across the hosts in each
+# direction per call over its 64 MiB time, against that limit.
+#   bash bench/compare.sh [--quick] [--configs shm|tcp|all] [--collectives "allgather ..."]
+#                         [--small-runs N] [--out FILE]
 # Configurations: shared memory (2 and 4 ranks on this host); TCP between two "hosts"
 # (2 and 4 ranks): the root namespace and a network namespace joined by veth
 # (root only; skipped with the reason otherwise). Peers are installed and built here
@@ -11,12 +17,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-quick=0 out="" configs=all
+quick=0 out="" configs=all only="" runs_wanted=""
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
         --out) out=$2; shift ;;
         --configs) configs=$2; shift ;;  # shm, tcp or all
+        --collectives) only=$2; shift ;;  # e.g. "allgather broadcast" (default: all five)
+        --small-runs) runs_wanted=$2; shift ;;  # runs per small size (default 9; --quick 3)
         *) echo "unknown argument $1"; exit 2 ;;
     esac
     shift
@@ -34,16 +42,26 @@ cmake -S bench/peers -B build-peers >/dev/null && cmake --build build-peers -j2 
 perf=$root/build/bench/perf peers=$root/build-peers
 logs=$(mktemp -d /tmp/hostccl-compare.XXXXXX)
 collectives=(allreduce allgather reducescatter broadcast alltoall)
-large=$((64 << 20)); iters_large=10; iters_small=500
-[ $quick -eq 1 ] && { large=$((4 << 20)); iters_large=3; iters_small=50; }
+[ -n "$only" ] && read -r -a collectives <<< "$only"
+large=$((64 << 20)); iters_large=10; iters_small=500; small_runs=9
+[ $quick -eq 1 ] && { large=$((4 << 20)); iters_large=3; iters_small=50; small_runs=3; }
+[ -n "$runs_wanted" ] && small_runs=$runs_wanted
 
 memcpy=$("$peers/memcpy_bw" | awk '{print $(NF-3)}')
 
 # Field of the first data row of a table: 6 = out-of-place time (us), 8 = busbw.
-# Small sizes run three times (suffixes .1 .2 .3): their median is taken.
+# Small sizes run $small_runs times (suffixes .1 .2 ...): their median is taken.
 field() {
     if [ -f "$1" ]; then awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1"; return; fi
-    for k in 1 2 3; do awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1.$k" 2>/dev/null; done | sort -g | sed -n 2p
+    runs_of "$1" "$2" | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
+}
+runs_of() {  # every run's value of field $2, sorted
+    local k
+    for k in $(seq 1 "$small_runs"); do awk -v f="$2" '$1 ~ /^[0-9]+$/ { print $f; exit }' "$1.$k" 2>/dev/null; done | sort -g
+}
+# p90 / median of the runs' times (1.00: every run alike)
+spread() {
+    runs_of "$1" 6 | awk '{ v[NR] = $1 } END { if (!NR) exit; m = v[int((NR + 1) / 2)]; p = v[int(NR * 0.9 + 0.999)]; if (m > 0) printf "%.2f", p / m }'
 }
 small_size() { case $1 in allgather|reducescatter|alltoall) echo $((8 * $2)) ;; *) echo 8 ;; esac; }
 # A peer that takes longer than this for one run shows no value (it timed out).
@@ -120,37 +138,107 @@ report_line() {  # collective, then per library the two logs
     local coll=$1
     local hb ht best_b=0 best_bn=- best_t=0 best_tn=-
     hb=$(field "$logs/hostccl.$coll.large" 8); ht=$(field "$logs/hostccl.$coll.small" 6)
+    local hs; hs=$(spread "$logs/hostccl.$coll.small")
     for lib in openmpi mpich gloo; do
         local b t
         b=$(field "$logs/$lib.$coll.large" 8); t=$(field "$logs/$lib.$coll.small" 6)
         if [ -n "$b" ] && awk -v a="$b" -v m="$best_b" 'BEGIN{exit !(a>m)}'; then best_b=$b; best_bn=$lib; fi
         if [ -n "$t" ] && { [ "$best_tn" = - ] || awk -v a="$t" -v m="$best_t" 'BEGIN{exit !(a<m)}'; }; then best_t=$t; best_tn=$lib; fi
     done
+    local ompi; ompi=$(field "$logs/openmpi.$coll.small" 6)
     awk -v c="$coll" -v hb="${hb:-0}" -v bb="$best_b" -v bn="$best_bn" -v ht="${ht:-0}" -v bt="$best_t" -v tn="$best_tn" -v m="$memcpy" \
-        'BEGIN { printf "| %-13s | %7.2f | %7.2f %-7s | %5.2fx | %5.2f | %9.2f | %9.2f %-7s | %6.2fx |\n", c, hb, bb, bn, (bb>0?hb/bb:0), (m>0?hb/m:0), ht, bt, tn, (ht>0?bt/ht:0) }'
+        -v hs="${hs:-?}" -v om="${ompi:-0}" \
+        'BEGIN { printf "| %-13s | %7.2f | %7.2f %-7s | %5.2fx | %5.2f | %9.2f | %4s | %9.2f %-7s | %6.2fx | %6.2fx |\n", c, hb, bb, bn, (bb>0?hb/bb:0), (m>0?hb/m:0), ht, hs, bt, tn, (ht>0?bt/ht:0), (ht>0?om/ht:0) }'
+}
+
+# The bytes a collective of `size` must move from one host to the other (in each
+# direction; broadcast: one way) when n ranks are split evenly over two hosts:
+# allreduce the whole vector (half reduced each way, then the sums back), the
+# gathered / scattered collectives the other host's half, alltoall each rank's blocks
+# for the other host's n/2 ranks.
+cut_bytes() {  # collective ranks size
+    case $1 in
+        allreduce|broadcast) echo "$3" ;;
+        allgather|reducescatter) echo $(($3 / 2)) ;;
+        alltoall) echo $(($3 * $2 / 4)) ;;
+    esac
+}
+
+# The raw TCP limit between the two hosts with n/2 process pairs, each pair `streams`
+# connections; both ways at once, or only toward host B (oneway). Prints GB/s per
+# direction: the sum of what host B's processes received per second.
+raw_tcp() {  # ranks streams [--oneway]
+    local pairs=$(($1 / 2)) p pids=() i total
+    p=$(port)
+    for i in $(seq 0 $((pairs - 1))); do
+        in_host "$nsB" "$peers/tcp_raw" --listen $((p + i)) --streams "$2" --mib 512 ${3:-} >"$logs/raw.b.$i" 2>&1 &
+        pids+=($!)
+    done
+    sleep 0.3
+    for i in $(seq 0 $((pairs - 1))); do
+        "$peers/tcp_raw" --connect "$ipB:$((p + i))" --streams "$2" --mib 512 ${3:-} >"$logs/raw.a.$i" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[@]}"
+    cat "$logs"/raw.b.* | awk '{ s += $5 } END { printf "%.3f", s }'
+    rm -f "$logs"/raw.[ab].*
+}
+best_raw() {  # ranks [--oneway]: the best of 1, 2 and 4 streams per pair, each twice
+    local best=0 s k r
+    for s in 1 2 4; do for k in 1 2; do
+        r=$(raw_tcp "$1" $s ${2:-})
+        awk -v a="$r" -v b="$best" 'BEGIN { exit !(a > b) }' && best=$r
+    done; done
+    echo "$best"
+}
+
+# Per collective over TCP: hostccl's bytes across the hosts per second at the large
+# size against the raw limit (both ways at once; broadcast one way), and the best peer's.
+raw_lines() {  # ranks both_ways_GBps one_way_GBps
+    local n=$1 coll
+    echo
+    echo "Raw TCP limit between the hosts ($((n / 2)) process pairs, best of 1, 2 and 4 streams each): $2 GB/s per direction both ways at once, $3 GB/s one way."
+    echo
+    echo "| collective | bytes across per direction | hostccl GB/s | of raw | best peer GB/s | requirement (>= 0.8x raw, >= best peer) |"
+    echo "|---|---|---|---|---|---|"
+    for coll in "${collectives[@]}"; do
+        local cut t raw=$2 best=0 lib pt
+        cut=$(cut_bytes $coll $n $large)
+        [ $coll = broadcast ] && raw=$3
+        t=$(field "$logs/$label_dir/hostccl.$coll.large" 6)
+        for lib in openmpi mpich gloo; do
+            pt=$(field "$logs/$label_dir/$lib.$coll.large" 6)
+            [ -n "$pt" ] && awk -v a="$pt" -v b="$best" 'BEGIN { exit !(b == 0 || a < b) }' && best=$pt
+        done
+        awk -v c=$coll -v cut=$cut -v t="${t:-0}" -v raw="$raw" -v pt="$best" 'BEGIN {
+            h = t > 0 ? cut / t / 1e3 : 0; p = pt > 0 ? cut / pt / 1e3 : 0; r = raw > 0 ? h / raw : 0
+            printf "| %-13s | %d MiB | %6.3f | %5.2fx | %6.3f | %s |\n", c, cut / 1048576, h, r, p, (r >= 0.8 && h >= p ? "met" : "not met") }'
+    done
 }
 
 run_config() {  # label ranks transport
     local label=$1 n=$2 transport=$3
     label_dir=$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
     echo; echo "### $label"; echo
-    echo "| collective | hostccl busbw GB/s | best peer busbw | hostccl/peer | hostccl/memcpy | hostccl time us | best peer time | peer/hostccl time |"
-    echo "|---|---|---|---|---|---|---|---|"
+    echo "| collective | hostccl busbw GB/s | best peer busbw | hostccl/peer | hostccl/memcpy | hostccl time us | p90/median | best peer time | peer/hostccl time | Open MPI/hostccl time |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
     for coll in "${collectives[@]}"; do
         local small; small=$(small_size $coll $n)
         for lib in hostccl openmpi mpich gloo; do
             "run_$lib" "$lib.$coll.large" $n $transport $coll $large $iters_large
-            for k in 1 2 3; do "run_$lib" "$lib.$coll.small.$k" $n $transport $coll $small $iters_small; done
+            for k in $(seq 1 $small_runs); do "run_$lib" "$lib.$coll.small.$k" $n $transport $coll $small $iters_small; done
         done
         report_line $coll
         mkdir -p "$logs/$label_dir" && mv "$logs"/*."$coll".* "$logs/$label_dir/" 2>/dev/null
     done
+    [ "$transport" = tcp ] && [ "$tcp_split" = 1 ] && raw_lines $n "$(best_raw $n)" "$(best_raw $n --oneway)"
+    return 0
 }
 
 {
 echo "Command: \`bash bench/compare.sh$([ $quick -eq 1 ] && echo ' --quick')\` on $(date -u +%Y-%m-%d), $(nproc) cores."
 echo "memcpy of 64 MiB with every core copying: $memcpy GB/s per core. Large size: $((large >> 20)) MiB; times at 8 B (8 B per rank for gathered collectives)."
-echo "Ratios: busbw hostccl/best peer (higher is better); time best peer/hostccl (higher is better)."
+echo "Ratios: busbw hostccl/best peer (higher is better); time best peer/hostccl (higher is better). Small-size times: median of $small_runs runs; p90/median is hostccl's spread across them."
 tcp_split=0 root_ip=127.0.0.1
 if [ "$configs" != tcp ]; then
     run_config "shared memory, 2 ranks" 2 shm
