@@ -119,6 +119,10 @@ public:
     virtual void endSleep() {}
     // Wakes this side's waiter if it sleeps on the link (any thread may call it).
     virtual void wakeWaiter() {}
+    // Whether a transfer that has begun and cannot move now waits for the kernel
+    // (a full socket buffer, the rest of a payload on the wire) rather than for a
+    // peer that is about to act: then waiting blocks in poll at once.
+    virtual bool kernelPaced() const { return false; }
     // Memory sharing with the peer (same host): where the peer's described region
     // can be read and written from this process. Links that cannot share memory
     // return nullptr and say why.

@@ -19,6 +19,7 @@ public:
     bool progress() override;
     int pollFd() const override { return fd_.get(); }
     short pollEvents() const override;
+    bool kernelPaced() const override { return true; }
 
 private:
     bool progressSends();
