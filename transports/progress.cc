@@ -95,7 +95,7 @@ private:
     // spinning, 500-560 blocking at once), so spinning and yielding would
     // only take the cores the kernel's TCP work runs on (two namespace hosts on 2
     // cores: a 64 MiB broadcast between two ranks moved 1.60-1.72 GB/s spinning
-    // first, 1.81-1.93 GB/s blocking at once; raw TCP one way 2.3-2.5).
+    // first, 2.00-2.08 GB/s blocking at once; raw TCP one way 2.3-2.5).
     static bool midMessageInKernel(const std::vector<Transfer*>& transfers) {
         bool begun = false;
         for (const Transfer* t : transfers) {

@@ -17,14 +17,14 @@ namespace hostccl::sim {
 // count), and sends 64 KiB and 256 KiB to rank 1 (shm), 1 MiB (16 in a row) to
 // the first rank of host 1 (net) and 64 MiB (four in a row) to both while the others
 // wait; over TCP it also exchanges the same sizes with that rank (both sending at
-// once), which sets the net's cpu share in cache and in bulk (cpuShareOf in the .cc). On rank 0 it sets `p->bulk`,
-// the net's in-cache beta to that one flow's alone, and the shm's where the init
-// probe did not measure it (`shmProbed` false) or the host is crowded: the simulator
-// charges each flow its own rate and models what flows share (cores, NICs, uplinks)
-// itself, while the init probe times every rank shifting at once (on a crowded host
-// the scheduler's pace; across a shaper, both ways through its queues). Alphas stay
-// the init probe's: a flow timed through the API also pays the stream's wake-ups.
-// Other ranks only take part.
+// once), which sets the net's cpu share in cache and in bulk (cpuShareOf in the .cc).
+// On rank 0 it sets `p->bulk`, the net's in-cache beta to that streak's alone, and
+// the shm's where the init probe did not measure it (`shmProbed` false) or the host
+// is crowded: the simulator charges each flow its own rate and models what flows
+// share (cores, NICs, uplinks) itself, while the init probe times every rank shifting
+// at once (on a crowded host the scheduler's pace; across a shaper, both ways through
+// its queues). Alphas stay the init probe's: a flow timed through the API also pays
+// the stream's wake-ups. Other ranks only take part.
 bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed, std::string* why);
 
 }  // namespace hostccl::sim
