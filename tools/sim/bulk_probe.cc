@@ -141,16 +141,18 @@ HcclResult measureShmPair(const std::vector<HcclComm>& comms, uint32_t a, uint32
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, false, out) : rc;
 }
 
-// Between hosts in cache: a streak of 1 MiB messages (one buffer reused), each one's
-// share of the streak's time. Over TCP a difference of single messages is no
-// measure: up to 64 KiB fits the socket buffers and costs little more than alpha,
-// while 128 KiB waits for the receiver to drain (15 vs 64-95 us between two
-// namespaces here), and from 256 KiB on one run's noise is the whole difference
-// (3.6, 2.4 and 512 GB/s in three probes).
+// Between hosts in cache: a streak of 256 KiB messages (one buffer reused), each
+// one's share of the streak's time, the best of 15. Over TCP a difference of single
+// messages is no measure: up to 64 KiB fits the socket buffers and costs little more
+// than alpha, while 128 KiB waits for the receiver to drain (15 vs 64-95 us between
+// two namespaces here), and from 256 KiB on one run's noise is the whole difference
+// (3.6, 2.4 and 512 GB/s in three probes). A streak of 1 MiB messages read half the
+// rate an op's single exchanges of 512 KiB reach (unshaped 2-host validation: 11-14
+// of 45 points within 15 %, against 16-24 with 256 KiB).
 HcclResult measureNetPair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, bool both, PairRates* out) {
-    constexpr size_t kCached = 1 << 20;
+    constexpr size_t kCached = 256 << 10;
     double cached = 0;
-    HcclResult rc = exchange(comms, a, b, kCached, both, 16, 5, &cached);
+    HcclResult rc = exchange(comms, a, b, kCached, both, 16, 15, &cached);
     out->cacheBeta = cached / double(kCached);
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, both, out) : rc;
 }

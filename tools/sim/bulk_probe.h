@@ -14,7 +14,7 @@ namespace hostccl::sim {
 // `comms`: every rank of the communicator (ranks as threads here) or this process's
 // one rank (under a launcher; every rank must call). Rank 0 copies and reduces
 // buffers of growing size alone (thread CPU time, so ranks sharing its cores do not
-// count), and sends 64 KiB and 256 KiB to rank 1 (shm), 1 MiB (16 in a row) to
+// count), and sends 64 KiB and 256 KiB to rank 1 (shm), 256 KiB (16 in a row) to
 // the first rank of host 1 (net) and 64 MiB (four in a row) to both while the others
 // wait; over TCP it also exchanges the same sizes with that rank (both sending at
 // once), which sets the net's cpu share in cache and in bulk (cpuShareOf in the .cc).
