@@ -5,8 +5,8 @@
 # hostccl's busbw as a fraction of memcpy bandwidth measured in the same run. Small
 # sizes: the median of 9 runs per library, and hostccl's p90/median across them.
 # Over TCP also the raw limit in the same run (bench/peers/tcp_raw: as many process
-# pairs across the two hosts as a collective has, several streams, both directions at
-# once) and, per collective, the bytes it must move across the hosts in each
+# pairs across the two hosts as there are ranks per host, several streams, both
+# directions at once and one way) and, per collective, the bytes it must move across the hosts in each
 # direction per call over its 64 MiB time, against that limit.
 #   bash bench/compare.sh [--quick] [--configs shm|tcp|all] [--collectives "allgather ..."]
 #                         [--small-runs N] [--out FILE]
@@ -168,15 +168,15 @@ cut_bytes() {  # collective ranks size
 # connections; both ways at once, or only toward host B (oneway). Prints GB/s per
 # direction: the sum of what host B's processes received per second.
 raw_tcp() {  # ranks streams [--oneway]
-    local pairs=$(($1 / 2)) p pids=() i total
+    local pairs=$(($1 / 2)) p pids=() i
     p=$(port)
     for i in $(seq 0 $((pairs - 1))); do
-        in_host "$nsB" "$peers/tcp_raw" --listen $((p + i)) --streams "$2" --mib 512 ${3:-} >"$logs/raw.b.$i" 2>&1 &
+        in_host "$nsB" timeout $run_timeout "$peers/tcp_raw" --listen $((p + i)) --streams "$2" --mib 512 ${3:-} >"$logs/raw.b.$i" 2>&1 &
         pids+=($!)
     done
     sleep 0.3
     for i in $(seq 0 $((pairs - 1))); do
-        "$peers/tcp_raw" --connect "$ipB:$((p + i))" --streams "$2" --mib 512 ${3:-} >"$logs/raw.a.$i" 2>&1 &
+        timeout $run_timeout "$peers/tcp_raw" --connect "$ipB:$((p + i))" --streams "$2" --mib 512 ${3:-} >"$logs/raw.a.$i" 2>&1 &
         pids+=($!)
     done
     wait "${pids[@]}"
