@@ -21,6 +21,9 @@ struct CollArgs {
     HcclReduceOp op = HCCL_REDUCE_SUM;
     uint32_t root = 0;
     uint32_t peer = 0;  // Send / Recv
+    // Recv from any source (HostcclRecvAny): where the sender's rank is written once
+    // the message is in (`peer` is then unused); null for a Recv from `peer`.
+    uint32_t* anySource = nullptr;
     std::vector<uint64_t> sendCounts, sendDispls, recvCounts, recvDispls;
     std::vector<HcclSendRecvItem> items;  // BatchSendRecv
     // The all-to-all-v family's counts are each rank's own: the selector may weigh only

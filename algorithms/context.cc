@@ -192,6 +192,22 @@ void Context::recvP2p(uint32_t peer, void* buf, uint64_t count, HcclDataType dty
     t.link->post(&t);
 }
 
+bool Context::pointToPointSender(uint32_t from, uint32_t* peer) {
+    if (comm_.driver != nullptr || comm_.links == nullptr) return false;
+    for (uint32_t i = 0; i < comm_.size; ++i) {
+        const uint32_t p = (from + i) % comm_.size;
+        transport::Link* l = p == comm_.rank ? nullptr : comm_.links->existing(p);
+        if (l == nullptr) continue;
+        l->progress();  // RDMA gathers its arrived slots here
+        transport::WireHeader h{};
+        if (l->unclaimedHeader(&h) && h.kind == uint8_t(MsgKind::PointToPoint) && h.commId == comm_.commId) {
+            *peer = p;
+            return true;
+        }
+    }
+    return false;
+}
+
 HcclResult Context::waitAll() {
     pending_.clear();
     for (Transfer& t : posted_) pending_.push_back(&t);

@@ -138,6 +138,10 @@ public:
     // Point-to-point messages carry their own count and dtype.
     void sendP2p(uint32_t peer, const void* buf, uint64_t count, HcclDataType dtype);
     void recvP2p(uint32_t peer, void* buf, uint64_t count, HcclDataType dtype);
+    // A peer whose next message this rank has not received is a point-to-point one:
+    // every link connected so far is advanced once and looked at, from rank `from`
+    // on. False when none is (yet), and always when simulated.
+    bool pointToPointSender(uint32_t from, uint32_t* peer);
 
     // Waits for everything posted since the last waitAll.
     HcclResult waitAll();

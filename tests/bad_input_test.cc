@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #include "hostccl/hostccl.h"
 #include "tests/support/world.h"
@@ -113,6 +114,14 @@ TEST(BadInput, InvalidOperatorArguments) {
                                  {static_cast<HcclSendRecvType>(5), out.data(), 8, HCCL_DATA_TYPE_FP32, 1}};
     EXPECT_EQ(HcclBatchSendRecv(items, 2, c, s), HCCL_E_PARA);
     EXPECT_EQ(HcclBatchSendRecv(nullptr, 1, c, s), HCCL_E_PTR);
+    uint32_t source = 77;
+    EXPECT_EQ(HostcclRecvAny(out.data(), 8, HCCL_DATA_TYPE_FP32, nullptr, c, s), HCCL_E_PTR);
+    EXPECT_EQ(HostcclRecvAny(nullptr, 8, HCCL_DATA_TYPE_FP32, &source, c, s), HCCL_E_PTR);
+    EXPECT_EQ(HostcclRecvAny(out.data(), 8, dt(99), &source, c, s), HCCL_E_PARA);
+    EXPECT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+    EXPECT_EQ(HostcclRecvAny(out.data(), 8, HCCL_DATA_TYPE_FP32, &source, c, s), HCCL_E_NOT_SUPPORT);
+    EXPECT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    EXPECT_EQ(source, 77u);
     int notAStream = 0;
     EXPECT_EQ(HcclAllReduce(in.data(), out.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c, &notAStream), HCCL_E_PARA);
     // Nothing was enqueued and nothing was written.
@@ -120,6 +129,30 @@ TEST(BadInput, InvalidOperatorArguments) {
     EXPECT_EQ(out, std::vector<float>(8, -1));
     EXPECT_EQ(in, std::vector<float>(8, 1));
     expectStillWorks(w);
+}
+
+// A receive from any source whose sender sends another count fails (naming both
+// sides) and the sender's communicator hears of it, as with a receive from that rank
+// (the send itself may have completed: it fitted the link's buffer).
+TEST(BadInput, ReceiveFromAnySourceOfAnotherSize) {
+    World w(2);
+    ASSERT_TRUE(w.ok());
+    std::vector<std::vector<int32_t>> v(2, std::vector<int32_t>(12, 5));
+    uint32_t source = 77;
+    auto rcs = w.run([&](uint32_t r) {
+        if (r == 1) HcclSend(v[r].data(), 12, HCCL_DATA_TYPE_INT32, 0, w.comm(r), w.stream(r));
+        else HostcclRecvAny(v[r].data(), 10, HCCL_DATA_TYPE_INT32, &source, w.comm(r), w.stream(r));
+        return aclrtSynchronizeStream(w.stream(r));
+    });
+    EXPECT_EQ(rcs[0], HCCL_E_PARA);
+    HcclResult heard = HcclResult(rcs[1]);
+    for (int i = 0; i < 300 && heard == HCCL_SUCCESS; ++i) {
+        HcclGetCommAsyncError(w.comm(1), &heard);
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(heard, HCCL_E_PARA);
+    EXPECT_EQ(source, 77u);
+    EXPECT_EQ(v[0], std::vector<int32_t>(12, 5));
 }
 
 TEST(BadInput, InitArguments) {

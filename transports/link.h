@@ -129,8 +129,8 @@ public:
     virtual bool sharesMemory() const { return false; }
     virtual char* mapPeerRegion(const SharedRegion& r, std::string* why);
     // The header of a message that has arrived and that no posted receive waits for
-    // (the op thread asks between its posts). Links that cannot look without
-    // consuming say false.
+    // (the op thread asks between its posts; a receive from any source asks which
+    // peer sent one). Links that cannot look without consuming say false.
     virtual bool unclaimedHeader(WireHeader* /*h*/) const { return false; }
 
     uint32_t peer() const { return peer_; }

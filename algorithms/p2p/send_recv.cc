@@ -1,5 +1,7 @@
 #include "algorithms/p2p/send_recv.h"
 
+#include "algorithms/p2p/any_source.h"
+
 namespace hostccl {
 
 HcclResult PointToPoint::run(Context& ctx) const {
@@ -9,6 +11,7 @@ HcclResult PointToPoint::run(Context& ctx) const {
             ctx.sendP2p(a.peer, a.sendBuf, a.count, a.dtype);
             break;
         case CollType::Recv:
+            if (a.anySource != nullptr) return receiveFromAnySource(ctx);
             ctx.recvP2p(a.peer, a.recvBuf, a.count, a.dtype);
             break;
         default:

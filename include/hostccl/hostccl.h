@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <hccl/hccl_types.h>
+#include <acl/acl_base.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,16 @@ extern HcclResult HostcclCommAbort(HcclComm comm);
  * set names this rank, a rank twice or a rank outside the communicator. */
 extern HcclResult HostcclCommShrink(HcclComm comm, const uint32_t *excludeRanks, uint32_t excludeCount,
                                     HcclCommConfig *config, HcclComm *newComm);
+
+/* Receives `count` elements of `dataType` from whichever rank sends to this one next
+ * (HcclSend, or a send item of HcclBatchSendRecv; count and type must match it, as
+ * for HcclRecv) and writes that rank to `*srcRank` when the receive completes on
+ * `stream` (read it after synchronising). Messages between two ranks still arrive in
+ * the order sent. Bounded by HCCL_EXEC_TIMEOUT like every op. Not inside
+ * HcclGroupStart/HcclGroupEnd (HCCL_E_NOT_SUPPORT). For MPI_ANY_SOURCE-style code
+ * and torch.distributed's recv without a source. */
+extern HcclResult HostcclRecvAny(void *recvBuf, uint64_t count, HcclDataType dataType, uint32_t *srcRank,
+                                 HcclComm comm, aclrtStream stream);
 
 #ifdef __cplusplus
 }

@@ -137,6 +137,9 @@ public:
     Work allToAll(const void* send, void* recv, uint64_t countPerRank, HcclDataType dtype);
     Work send(const void* buf, uint64_t count, HcclDataType dtype, uint32_t peer);
     Work recv(void* buf, uint64_t count, HcclDataType dtype, uint32_t peer);
+    // From whichever rank sends next (HostcclRecvAny): `*source` holds its rank once
+    // the Work has completed, and must live until then.
+    Work recvAny(void* buf, uint64_t count, HcclDataType dtype, uint32_t* source);
     Work barrier();
     // Any other call of the C API, queued like the collectives above and completing a
     // Work: `launch(comm, stream)` makes the call (HcclAlltoAllV with its counts,

@@ -571,9 +571,20 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::recv(std::vector<at::Tensor>
         [t, buf]() mutable { writeBack(t, buf); });
 }
 
-c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::recvAnysource(std::vector<at::Tensor>&, int) {
-    TORCH_CHECK(false, "hostccl: a receive from any source is not supported: HCCL matches every receive to one "
-                       "sending rank (pass src)");
+c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::recvAnysource(std::vector<at::Tensor>& tensors, int) {
+    at::Tensor& t = single(tensors, "recv");
+    TORCH_CHECK(!batch_, "hostccl: a receive from any source cannot be coalesced (batch_isend_irecv): pass src");
+    // An empty send moves nothing, so nothing could say who sent it.
+    TORCH_CHECK(count(t) > 0, "hostccl: a receive from any source needs a tensor with elements");
+    const HcclDataType dtype = hcclTypeOf(t);
+    at::Tensor buf = staged(t);
+    auto source = std::make_shared<uint32_t>(UINT32_MAX);
+    auto work = enqueue(
+        c10d::OpType::RECVANYSOURCE, "recv", {t},
+        [&](hostccl::Communicator& c) { return c.recvAny(buf.data_ptr(), count(buf), dtype, source.get()); },
+        [t, buf, source]() mutable { writeBack(t, buf); });
+    c10::static_intrusive_pointer_cast<HostcclWork>(work)->setSource(std::move(source));
+    return work;
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::barrier(const c10d::BarrierOptions&) {

@@ -58,6 +58,15 @@ bool HostcclWork::wait(std::chrono::milliseconds timeout) {
     return true;
 }
 
+int HostcclWork::sourceRank() const {
+    TORCH_CHECK(source_ != nullptr, "hostccl: ", name_, " was not a receive from any source: it has no source rank");
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        TORCH_CHECK(completed_ && !exception_, "hostccl: the source rank of a receive is known once it has completed");
+    }
+    return int(*source_);
+}
+
 c10::intrusive_ptr<c10::ivalue::Future> HostcclWork::getFuture() {
     c10::intrusive_ptr<c10::ivalue::Future> f;
     {

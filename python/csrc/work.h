@@ -37,6 +37,11 @@ public:
     void synchronize() override {}
     c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
+    // A receive from any source: the sender's rank, written by the op when it completes.
+    void setSource(std::shared_ptr<const uint32_t> source) { source_ = std::move(source); }
+    // The sender of a completed receive from any source (torch's recv() returns it).
+    int sourceRank() const override;
+
     // Gives a Work made inside a coalesced batch its op, once the batch is queued.
     void bindOp(hostccl::Work op) { op_ = std::move(op); }
     // Blocks until the op completed, then (once, by whoever gets here first) runs the
@@ -53,6 +58,7 @@ private:
     std::function<void()> after_;
     FailureText failureText_;
     std::weak_ptr<Completer> completer_;  // the group's; gone once the group is destroyed
+    std::shared_ptr<const uint32_t> source_;
     std::once_flag settled_;
     std::exception_ptr error_;
     std::mutex futureMutex_;

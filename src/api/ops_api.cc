@@ -8,6 +8,7 @@
 #include "common/datatype.h"
 #include "common/raw_enum.h"
 #include "hccl/hccl.h"
+#include "hostccl/hostccl.h"
 
 using namespace hostccl;
 using namespace hostccl::api;
@@ -123,6 +124,25 @@ HcclResult submitAlltoAll(const char* fn, const void* sendBuf, RawLayout send, H
     a.equalEverywhere = agreed.equal;
     return submit(fn, c, s, std::move(a));
 }
+
+// The peer of a send or receive: a rank of the communicator other than this one.
+HcclResult checkPeer(uint32_t peer, const Communicator& c, const char* fn, const char* what) {
+    HOSTCCL_CHECK(checkRank(peer, c, fn, what));
+    if (peer == c.rank()) return fail(HCCL_E_PARA, c.site(fn), "{} {} is this rank", what, peer);
+    return HCCL_SUCCESS;
+}
+
+CollArgs pointToPoint(CollType type, void* buf, uint64_t count, HcclDataType dtype, uint32_t peer) {
+    CollArgs a;
+    a.type = type;
+    if (type == CollType::Send) a.sendBuf = buf;
+    else a.recvBuf = buf;
+    a.count = count;
+    a.dtype = dtype;
+    a.peer = peer;
+    return a;
+}
+
 }  // namespace
 
 extern "C" {
@@ -292,6 +312,7 @@ HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDat
     return submit(fn, c, s, std::move(a));
 }
 
+
 HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
                     aclrtStream stream) {
     const char* fn = "HcclSend";
@@ -299,16 +320,9 @@ HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
-    HOSTCCL_CHECK(checkRank(destRank, *c, fn, "destRank"));
-    if (destRank == c->rank()) return fail(HCCL_E_PARA, c->site(fn), "destRank {} is this rank", destRank);
+    HOSTCCL_CHECK(checkPeer(destRank, *c, fn, "destRank"));
     HOSTCCL_CHECK(checkBuffer(sendBuf, count, 1, dataType, false, fn, "sendBuf"));
-    CollArgs a;
-    a.type = CollType::Send;
-    a.sendBuf = sendBuf;
-    a.count = count;
-    a.dtype = dataType;
-    a.peer = destRank;
-    return submit(fn, c, s, std::move(a));
+    return submit(fn, c, s, pointToPoint(CollType::Send, sendBuf, count, dataType, destRank));
 }
 
 HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
@@ -318,15 +332,26 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
-    HOSTCCL_CHECK(checkRank(srcRank, *c, fn, "srcRank"));
-    if (srcRank == c->rank()) return fail(HCCL_E_PARA, c->site(fn), "srcRank {} is this rank", srcRank);
+    HOSTCCL_CHECK(checkPeer(srcRank, *c, fn, "srcRank"));
     HOSTCCL_CHECK(checkBuffer(recvBuf, count, 1, dataType, false, fn, "recvBuf"));
-    CollArgs a;
-    a.type = CollType::Recv;
-    a.recvBuf = recvBuf;
-    a.count = count;
-    a.dtype = dataType;
-    a.peer = srcRank;
+    return submit(fn, c, s, pointToPoint(CollType::Recv, recvBuf, count, dataType, srcRank));
+}
+
+HcclResult HostcclRecvAny(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t* srcRank, HcclComm comm,
+                          aclrtStream stream) {
+    const char* fn = "HostcclRecvAny";
+    Communicator* c;
+    std::shared_ptr<runtime::Stream> s;
+    HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
+    HOSTCCL_CHECK(checkType(dataType, fn));
+    if (srcRank == nullptr) return fail(HCCL_E_PTR, c->site(fn), "srcRank is NULL");
+    if (c->size() < 2) return fail(HCCL_E_PARA, c->site(fn), "the communicator has no other rank to receive from");
+    // A group batches its sends and receives by peer, and this one has none yet.
+    if (group::open())
+        return fail(HCCL_E_NOT_SUPPORT, c->site(fn), "a receive from any source cannot be part of a group");
+    HOSTCCL_CHECK(checkBuffer(recvBuf, count, 1, dataType, false, fn, "recvBuf"));
+    CollArgs a = pointToPoint(CollType::Recv, recvBuf, count, dataType, 0);
+    a.anySource = srcRank;
     return submit(fn, c, s, std::move(a));
 }
 

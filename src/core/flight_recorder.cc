@@ -58,6 +58,7 @@ uint64_t FlightRecorder::queued(const CollArgs& a) {
     e.op = a.op;
     e.root = a.root;
     e.peer = a.peer;
+    e.anySource = a.anySource != nullptr;
     e.count = countOf(a);
     e.queuedUs = wallUs();
     return id;
@@ -109,7 +110,7 @@ std::string FlightRecorder::json(const Identity& who, const std::string& reason,
                              {"queued_us", e.queuedUs}};
         if (isReduction(e.type)) op["redop"] = reduceOpName(e.op);
         if (hasRoot(e.type)) op["root"] = e.root;
-        if (isPointToPoint(e.type)) op["peer"] = e.peer;
+        if (isPointToPoint(e.type)) op["peer"] = e.anySource ? nlohmann::json("any") : nlohmann::json(e.peer);
         if (e.startedUs != 0) op["started_us"] = e.startedUs;
         if (e.endedUs != 0) {
             op["ended_us"] = e.endedUs;

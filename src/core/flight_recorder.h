@@ -54,6 +54,7 @@ private:
         HcclDataType dtype = HCCL_DATA_TYPE_FP32;
         HcclReduceOp op = HCCL_REDUCE_SUM;
         uint32_t root = 0, peer = 0;
+        bool anySource = false;  // a receive from any source: `peer` unknown when queued
         uint64_t count = 0;  // V forms: the sum of this rank's send counts
         State state = State::Queued;
         HcclResult result = HCCL_SUCCESS;

@@ -76,3 +76,29 @@ TEST(ExecTimeout, FromTheConfig) {
 }
 
 }  // namespace
+
+// A receive from any source that no rank sends to is bounded the same way; with no
+// single peer to blame, it names none.
+TEST(ExecTimeout, ReceiveFromAnySourceNobodySends) {
+    setenv("HCCL_EXEC_TIMEOUT", "1", 1);
+    World w(3);
+    unsetenv("HCCL_EXEC_TIMEOUT");
+    ASSERT_TRUE(w.ok());
+    int64_t v = 5;
+    uint32_t source = 77;
+    auto start = Clock::now();
+    ASSERT_EQ(HostcclRecvAny(&v, 1, HCCL_DATA_TYPE_INT64, &source, w.comm(0), w.stream(0)), HCCL_SUCCESS);
+    EXPECT_EQ(aclrtSynchronizeStream(w.stream(0)), HCCL_E_TIMEOUT);
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    EXPECT_GE(s, 0.95);
+    EXPECT_LT(s, 3.0);
+    EXPECT_EQ(source, 77u);
+    EXPECT_EQ(v, 5);
+    HcclResult code = HCCL_SUCCESS;
+    int32_t culprit = -2;
+    char why[512];
+    ASSERT_EQ(HostcclCommGetFailure(w.comm(0), &code, &culprit, why, sizeof why), HCCL_SUCCESS);
+    EXPECT_EQ(code, HCCL_E_TIMEOUT);
+    EXPECT_EQ(culprit, -1) << why;
+    EXPECT_NE(std::string(why).find("any source"), std::string::npos) << why;
+}

@@ -44,6 +44,20 @@ TEST_P(MultiProcess, MixedTransportsAcrossEmulatedHosts) {
     std::remove(file.c_str());
 }
 
+// A receive from any source watches shared-memory and TCP links at once: rank 1
+// shares rank 0's emulated host (shared memory), ranks 2 and 3 reach it over TCP.
+TEST(MultiProcessAnySource, AcrossEmulatedHosts) {
+    const uint32_t n = 4;
+    std::string file = tempPath("any-source");
+    std::remove(file.c_str());
+    std::vector<std::vector<std::string>> argvs;
+    for (uint32_t r = 0; r < n; ++r)
+        argvs.push_back({"/usr/bin/env", "HOSTCCL_HOST_ID=emulated-host-" + std::to_string(r / 2), HOSTCCL_WORKER,
+                         "rootinfo", file, std::to_string(r), std::to_string(n), "RecvAny"});
+    expectAllExitZero(runProcesses(argvs, 120));
+    std::remove(file.c_str());
+}
+
 // Two "servers" (the first half of the ranks and the rest), all on 127.0.0.1.
 TEST_P(MultiProcess, RankTable) {
     const uint32_t n = GetParam();

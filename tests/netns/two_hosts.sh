@@ -5,7 +5,7 @@
 # families. Exits 77 (ctest: skipped) with the reason when namespaces cannot be made.
 set -uo pipefail
 worker=$1
-families=("" AllReduce AlltoAllV Broadcast)
+families=("" AllReduce AlltoAllV Broadcast RecvAny)
 
 skip() { echo "SKIPPED: $*"; exit 77; }
 [ "$(id -u)" -eq 0 ] || skip "needs root to create network namespaces"

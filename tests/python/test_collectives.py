@@ -176,6 +176,40 @@ def sparse(rank, world):
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
 
 
+def any_source(rank, world):
+    """recv/irecv without src: every other rank sends rank 0 two tensors of its own
+    values; each arrives whole, from the rank recv() returns, in each sender's order."""
+    if rank != 0:
+        for k in range(2):
+            dist.send(torch.full((5,), float(rank * 10 + k)), 0)
+    else:
+        seen = {}
+        for m in range(2 * (world - 1)):
+            got = torch.full((5,), -1.0)
+            if m % 2 == 0:
+                src = dist.recv(got)
+            else:
+                work = dist.irecv(got)
+                work.wait()
+                src = work._source_rank()
+            assert 0 < src < world, f"message {m}: source {src}"
+            k = seen.get(src, 0)
+            seen[src] = k + 1
+            check(got, torch.full((5,), float(src * 10 + k)), f"message {m} from rank {src}")
+        assert sorted(seen.items()) == [(r, 2) for r in range(1, world)], seen
+        with pytest.raises(RuntimeError, match="needs a tensor with elements"):
+            dist.recv(torch.zeros(0))
+    work = dist.barrier(async_op=True)
+    work.wait()
+    with pytest.raises(RuntimeError, match="not a receive from any source"):
+        work._source_rank()
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_recv_from_any_source(world):
+    run_ranks(world, any_source)
+
+
 @pytest.mark.parametrize("world", [1, 3])
 def test_sparse_all_reduce_sums(world):
     run_ranks(world, sparse)

@@ -228,6 +228,47 @@ std::string sendRecv(const RankContext& c, HcclDataType t, uint64_t count, bool 
     return compare(count, [&](uint64_t i) { return load(t, recv.data(), i); }, [&](uint64_t i) { return payload(prev, i); });
 }
 
+// Every other rank sends rank 0 two messages; rank 0 receives them from any source
+// (HostcclRecvAny) and checks each against the rank it names, and that a sender's two
+// messages arrive in the order sent. Then a barrier.
+std::string receiveFromAny(const RankContext& c, HcclDataType t, uint64_t count) {
+    const uint32_t n = c.size;
+    auto buf = buffer(t, count);
+    if (c.rank != 0) {
+        for (uint32_t k = 0; k < 2; ++k) {
+            for (uint64_t i = 0; i < count; ++i) store(t, buf.data(), i, payload(c.rank + k * n, i));
+            if (std::string e = runOp(HcclSend(buf.data(), count, t, 0, c.comm, c.stream), c.stream); !e.empty()) return e;
+        }
+        return "";
+    }
+    std::vector<uint32_t> seen(n, 0);
+    for (uint32_t m = 0; m < 2 * (n - 1); ++m) {
+        uint32_t source = UINT32_MAX;
+        if (std::string e = runOp(HostcclRecvAny(buf.data(), count, t, &source, c.comm, c.stream), c.stream); !e.empty())
+            return e;
+        if (source == 0 || source >= n || seen[source] == 2)
+            return fmt::format("message {}: rank {} named as its source", m, source);
+        const uint32_t id = source + seen[source]++ * n;
+        std::string e = compare(count, [&](uint64_t i) { return load(t, buf.data(), i); },
+                                [&](uint64_t i) { return payload(id, i); });
+        if (!e.empty()) return fmt::format("message {} (from rank {}): {}", m, source, e);
+    }
+    return "";
+}
+
+std::string recvAny(const RankContext& c, HcclDataType t, uint64_t count) {
+    if (c.size == 1) {
+        auto buf = buffer(t, count);
+        uint32_t source = UINT32_MAX;
+        return HostcclRecvAny(buf.data(), count, t, &source, c.comm, c.stream) == HCCL_E_PARA
+                   ? ""
+                   : "a receive from any source with no other rank was not rejected";
+    }
+    std::string e = receiveFromAny(c, t, count);
+    // The next case's sends would otherwise be the next message from any source.
+    return e.empty() ? runOp(HcclBarrier(c.comm, c.stream), c.stream) : e;
+}
+
 // Many small ops in a row on one stream with a barrier between, synchronised once.
 std::string barrierRounds(const RankContext& c) {
     std::vector<std::vector<int32_t>> bufs(20, std::vector<int32_t>(3));
@@ -251,7 +292,7 @@ const std::vector<std::string>& matrixFamilies() {
     static const std::vector<std::string> f = {"AllReduce", "Reduce",    "ReduceScatter", "ReduceScatterV",
                                                "Broadcast", "AllGather", "AllGatherV",    "Scatter",
                                                "AlltoAll",  "AlltoAllV", "AlltoAllVC",    "SendRecv",
-                                               "BatchSendRecv", "Barrier"};
+                                               "BatchSendRecv", "RecvAny",  "Barrier"};
     return f;
 }
 
@@ -289,6 +330,8 @@ std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t n, bool 
         addMoves(out, "SendRecv", n, false, false, [](const RankContext& c, HcclDataType t, uint64_t n, bool) { return sendRecv(c, t, n, false); });
     if (family == "BatchSendRecv")
         addMoves(out, "BatchSendRecv", n, false, false, [](const RankContext& c, HcclDataType t, uint64_t n, bool) { return sendRecv(c, t, n, true); });
+    if (family == "RecvAny")
+        addMoves(out, "RecvAny", n, false, false, [](const RankContext& c, HcclDataType t, uint64_t n, bool) { return recvAny(c, t, n); });
     if (family == "Barrier") out.push_back({"Barrier rounds", barrierRounds});
     if (!withLarge) out.erase(std::remove_if(out.begin(), out.end(), [](const MatrixCase& c) { return c.large; }), out.end());
     return out;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hccl/hccl.h"
+#include "hostccl/hostccl.h"
 
 namespace hostccl::test {
 
@@ -38,7 +39,8 @@ extern const char* const kOneTypePerSize;  // "int8,fp16,fp32,int64,int128"
 bool caseInTypes(const MatrixCase& c, const std::string& dtypes);
 
 // Families: AllReduce, Reduce, ReduceScatter, ReduceScatterV, Broadcast, AllGather,
-// AllGatherV, Scatter, AlltoAll, AlltoAllV, AlltoAllVC, SendRecv, BatchSendRecv, Barrier.
+// AllGatherV, Scatter, AlltoAll, AlltoAllV, AlltoAllVC, SendRecv, BatchSendRecv, RecvAny
+// (HostcclRecvAny), Barrier.
 const std::vector<std::string>& matrixFamilies();
 // `withLarge`: include the multi-megabyte case (several pipeline chunks per rank).
 std::vector<MatrixCase> matrixCases(const std::string& family, uint32_t nranks, bool withLarge = true);

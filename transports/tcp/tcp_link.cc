@@ -106,6 +106,11 @@ ssize_t TcpLink::readSome(void* buf, size_t len) {
     return -1;
 }
 
+bool TcpLink::unclaimedHeader(WireHeader* h) const {
+    if (!recvs_.empty() || inHeaderBytes_ != 0 || broken()) return false;
+    return ::recv(fd_.get(), h, sizeof *h, MSG_PEEK | MSG_DONTWAIT) == ssize_t(sizeof *h);
+}
+
 int TcpLink::advanceRecv(Transfer* t) {
     if (!t->headerDone) {
         ssize_t got = readSome(reinterpret_cast<char*>(&inHeader_) + inHeaderBytes_, sizeof(WireHeader) - inHeaderBytes_);

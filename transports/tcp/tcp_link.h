@@ -20,6 +20,8 @@ public:
     int pollFd() const override { return fd_.get(); }
     short pollEvents() const override;
     bool kernelPaced() const override { return true; }
+    // Looks at the socket without reading (MSG_PEEK): only a whole header counts.
+    bool unclaimedHeader(WireHeader* h) const override;
 
 private:
     bool progressSends();

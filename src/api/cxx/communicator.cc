@@ -202,6 +202,11 @@ Work Communicator::recv(void* buf, uint64_t count, HcclDataType dtype, uint32_t 
     return impl_->run("HcclRecv", [&](HcclComm c, aclrtStream s) { return HcclRecv(buf, count, dtype, peer, c, s); });
 }
 
+Work Communicator::recvAny(void* buf, uint64_t count, HcclDataType dtype, uint32_t* source) {
+    return impl_->run("HostcclRecvAny",
+                      [&](HcclComm c, aclrtStream s) { return HostcclRecvAny(buf, count, dtype, source, c, s); });
+}
+
 Work Communicator::barrier() {
     return impl_->run("HcclBarrier", [&](HcclComm c, aclrtStream s) { return HcclBarrier(c, s); });
 }

@@ -485,6 +485,14 @@ bool RdmaLink::progressRecvs() {
     return moved;
 }
 
+bool RdmaLink::unclaimedHeader(WireHeader* h) const {
+    if (!recvs_.empty() || arrived_.empty() || broken()) return false;
+    const Arrived& a = arrived_.front();
+    if (a.offset != 0 || a.bytes < sizeof(WireHeader)) return false;
+    std::memcpy(h, recvRing_ + size_t(a.slot) * slotBytes_, sizeof *h);
+    return true;
+}
+
 int RdmaLink::consumeSlot(Transfer* t) {
     Arrived& a = arrived_.front();
     const char* slot = recvRing_ + size_t(a.slot) * slotBytes_;

@@ -58,6 +58,8 @@ public:
     ~RdmaLink() override;
 
     const char* kind() const override { return "rdma"; }
+    // The first arrived slot's header (progress() gathers what arrived).
+    bool unclaimedHeader(WireHeader* h) const override;
     bool progress() override;
     int pollFd() const override;
     short pollEvents() const override;
