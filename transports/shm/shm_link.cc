@@ -30,11 +30,15 @@ ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, 
 }
 
 bool ShmLink::progress() {
-    bool moved = progressSends();
-    moved |= progressRecvs();
-    if (moved) ringPeer();
-    else if (!idle()) checkPeerAlive();
-    return moved;
+    // A sleeping peer hears of what was sent before this side starts a receive, which
+    // may be a single copy of many megabytes: rung only after it, a peer that arrived
+    // first would start its own copy when this one is done instead of beside it.
+    const bool sent = progressSends();
+    if (sent) ringPeer();
+    const bool received = progressRecvs();
+    if (received) ringPeer();
+    else if (!sent && !idle()) checkPeerAlive();
+    return sent || received;
 }
 
 // The bell is
