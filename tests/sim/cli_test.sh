@@ -37,6 +37,15 @@ done
 grep -q '"ranks_per_host": 3' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe's layout is not 3 ranks"; }
 grep -q '"bulk"' "$dir/probed.json" && grep -q '"curve"' "$dir/probed.json" || { cat "$dir/probed.json"; fail "the probe has no bulk rates"; }
 "$sim" --platform "$dir/probed.json" -b 64K > /dev/null || fail "the probed platform does not read back"
+# A step inside the host is timed through real ops (an 8-byte ring allreduce), which
+# cost more than the init probe's idle shift; a single copy is no faster than a memcpy.
+/usr/bin/python3 - "$dir/probed.json" <<'PY' || { cat "$dir/probed.json"; fail "the probe's shm alpha or rate is implausible"; }
+import json, sys
+p = json.load(open(sys.argv[1]))
+shm = p["shm"]
+assert 0.05 <= shm["alpha_us"] <= 1000, shm
+assert shm["bandwidth_GBps"] <= p["copy_GBps"] * 1.0001, (shm, p["copy_GBps"])
+PY
 # Across two emulated hosts (TCP over loopback) the probe also times exchanges and
 # writes TCP's CPU share, in cache and in bulk, within 0.5..1.
 HOSTCCL_HOST_ID=a,b "$sim" --probe --probe-ranks 2 > "$dir/hosts.json" || fail "--probe across two hosts failed"

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "common/reduce.h"
 #include "hccl/hccl.h"
+#include "hostccl/hostccl.h"
 
 namespace hostccl::sim {
 
@@ -129,15 +131,16 @@ HcclResult measureBulkRate(const std::vector<HcclComm>& comms, uint32_t a, uint3
     return rc;
 }
 
-// Shared memory in cache: from the difference of two single messages (the best of
-// many: they are short next to the scheduler's noise), which cancels alpha and the
-// stream's own costs, as the init probe does.
+// Shared memory in cache: a streak of 16 single copies of 1 MiB (both ends' buffers
+// stay in cache), each one's share of the streak's time, the best of 15; a message's
+// alpha is a few per cent of it. A difference of single 64 KiB and 256 KiB (or 1 MiB)
+// messages, as the init probe takes, read the scheduler's noise on a crowded host (8
+// thread ranks on 2 cores: 3.7, 17.5 and 503 GB/s in three probes).
 HcclResult measureShmPair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, PairRates* out) {
-    constexpr size_t kMid = 64 << 10, kLarge = 256 << 10;
-    double mid = 0, large = 0;
-    HcclResult rc = exchange(comms, a, b, kMid, false, 1, 40, &mid);
-    if (rc == HCCL_SUCCESS) rc = exchange(comms, a, b, kLarge, false, 1, 40, &large);
-    if (large > mid) out->cacheBeta = (large - mid) / double(kLarge - kMid);
+    constexpr size_t kCached = 1 << 20;
+    double cached = 0;
+    HcclResult rc = exchange(comms, a, b, kCached, false, 16, 15, &cached);
+    if (cached > 0) out->cacheBeta = cached / double(kCached);
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, false, out) : rc;
 }
 
@@ -155,6 +158,81 @@ HcclResult measureNetPair(const std::vector<HcclComm>& comms, uint32_t a, uint32
     HcclResult rc = exchange(comms, a, b, kCached, both, 16, 15, &cached);
     out->cacheBeta = cached / double(kCached);
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, both, out) : rc;
+}
+
+// The ranks of host 0 (the host of rank 0), in rank order.
+std::vector<uint32_t> firstHostRanks(HcclComm comm) {
+    uint32_t n = 0, host = 0;
+    std::vector<uint32_t> out;
+    if (HcclGetRankSize(comm, &n) != HCCL_SUCCESS) return out;
+    for (uint32_t r = 0; r < n; ++r)
+        if (HostcclCommGetRankHost(comm, r, &host) == HCCL_SUCCESS && host == 0) out.push_back(r);
+    return out;
+}
+
+// One rank's part of timing a step inside host 0: an 8-byte ring allreduce among
+// host 0's ranks (a sub-communicator per `round` with the ring forced: 2(k - 1) steps, each
+// waiting for the one before it), 200 back to back on the stream as a perf tool's
+// loop runs them, the best of kRuns; on rank 0, the time per step. Ranks of other
+// hosts return at once.
+HcclResult timeHostRing(HcclComm comm, uint32_t round, double* perStep) {
+    constexpr int kOps = 200, kWarmup = 50;
+    const uint64_t subCommId = 0x5349'4d53'5445'5000 + round;  // "SIMSTEP", one per round
+    uint32_t me = 0;
+    if (HcclGetRankId(comm, &me) != HCCL_SUCCESS) return HCCL_E_PARA;
+    std::vector<uint32_t> ring = firstHostRanks(comm);
+    const auto at = std::find(ring.begin(), ring.end(), me);
+    if (at == ring.end() || ring.size() < 2) return HCCL_SUCCESS;
+    HcclCommConfig config;
+    HcclCommConfigInit(&config);
+    std::snprintf(config.hcclAlgo, sizeof config.hcclAlgo, "allreduce=level0:NA;level1:ring");
+    HcclComm sub = nullptr;
+    HcclResult rc = HcclCreateSubCommConfig(&comm, uint32_t(ring.size()), ring.data(), subCommId,
+                                            uint32_t(at - ring.begin()), &config, &sub);
+    if (rc != HCCL_SUCCESS) return rc;
+    aclrtStream stream = nullptr;
+    if (aclrtCreateStream(&stream) != ACL_SUCCESS) {
+        HcclCommDestroy(sub);
+        return HCCL_E_RUNTIME;
+    }
+    uint64_t v = 1;
+    double best = 1e9;
+    for (int run = 0; run <= kRuns && rc == HCCL_SUCCESS; ++run) {
+        const int ops = run == 0 ? kWarmup : kOps;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int s = 0; s < ops && rc == HCCL_SUCCESS; ++s)
+            rc = HcclAllReduce(&v, &v, 1, HCCL_DATA_TYPE_UINT64, HCCL_REDUCE_MAX, sub, stream);
+        if (rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS) rc = HCCL_E_RUNTIME;
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (run > 0) best = std::min(best, t / ops);
+    }
+    aclrtDestroyStream(stream);
+    HcclCommDestroy(sub);
+    if (me == 0) *perStep = best / double(2 * (ring.size() - 1));
+    return rc;
+}
+
+// Every rank's part of timeHostRing, in kRounds rounds on fresh threads (one per rank
+// here; else this process's rank on this thread), the best round on rank 0: where
+// the scheduler places two ranks that wait on each other on one core, every step
+// pays a switch (2 thread ranks: 5 us a step against 1.3 in some probes), a
+// placement that holds for a thread's life.
+HcclResult hostRingStep(const std::vector<HcclComm>& comms, double* perStep) {
+    constexpr int kRounds = 5;
+    double best = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        std::vector<HcclResult> rcs(comms.size(), HCCL_SUCCESS);
+        std::vector<double> steps(comms.size(), 0);
+        std::vector<std::thread> ranks;
+        for (size_t c = 0; c < comms.size(); ++c)
+            ranks.emplace_back([&, c] { rcs[c] = timeHostRing(comms[c], uint32_t(round), &steps[c]); });
+        for (std::thread& t : ranks) t.join();
+        for (HcclResult rc : rcs)
+            if (rc != HCCL_SUCCESS) return rc;
+        if (steps[0] > 0 && (best == 0 || steps[0] < best)) best = steps[0];
+    }
+    *perStep = best;
+    return HCCL_SUCCESS;
 }
 
 // The part of a flow's time its TCP work holds a core at each end, as the simulator
@@ -183,6 +261,8 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
     if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measureNetPair(comms, 0, p->ranksPerHost, false, &net);
     const bool tcp = p->hosts > 1 && p->netClass == LinkClass::Tcp;
     if (rc == HCCL_SUCCESS && tcp) rc = measureNetPair(comms, 0, p->ranksPerHost, true, &netBoth);
+    double hostStep = 0;
+    if (rc == HCCL_SUCCESS && p->ranksPerHost > 1) rc = hostRingStep(comms, &hostStep);
     if (rc != HCCL_SUCCESS) {
         *why = fmt::format("exchanging up to {} MiB to measure link rates failed: {}", kBulkBytes >> 20,
                            HcclGetErrorString(rc));
@@ -196,7 +276,19 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
     }
     p->bulk = r;
     p->net.beta = net.cacheBeta;
+    // A step inside a host costs what a step of a real op costs, not what the init
+    // probe's shift between idle links does: the peer waited for must be scheduled
+    // (with more ranks than cores, after the ranks ahead of it), and the op's own
+    // costs are spread over its steps (measured: 8 bytes, 2 ranks, 1.3 us a step
+    // against the init probe's 0.2; 8 ranks on 2 cores, 5 us against 0.4).
+    if (hostStep > 0) {
+        p->shm.alpha = std::max(p->shm.alpha, hostStep);
+        p->shm.alphaCrowded = std::max(p->shm.alphaCrowded, hostStep);
+    }
     if (p->crowded() || !shmProbed) p->shm.beta = shm.cacheBeta;
+    // A single copy is a memcpy: no faster than the copy kernel in cache (a difference
+    // of two timings can read faster on a crowded host).
+    p->shm.beta = std::max(p->shm.beta, p->copyBeta);
     return true;
 }
 

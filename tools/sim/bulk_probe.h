@@ -20,11 +20,13 @@ namespace hostccl::sim {
 // once), which sets the net's cpu share in cache and in bulk (cpuShareOf in the .cc).
 // On rank 0 it sets `p->bulk`, the net's in-cache beta to that streak's alone, and
 // the shm's where the init probe did not measure it (`shmProbed` false) or the host
-// is crowded: the simulator charges each flow its own rate and models what flows
-// share (cores, NICs, uplinks) itself, while the init probe times every rank shifting
-// at once (on a crowded host the scheduler's pace; across a shaper, both ways through
-// its queues). Alphas stay the init probe's: a flow timed through the API also pays
-// the stream's wake-ups. Other ranks only take part.
+// is crowded (never faster than the copy kernel): the simulator charges each flow its
+// own rate and models what flows share (cores, NICs, uplinks) itself, while the init
+// probe times every rank shifting at once (on a crowded host the scheduler's pace;
+// across a shaper, both ways through its queues). Host 0's ranks also run 8-byte ring
+// allreduces among themselves, and the shm alphas become at least a step of those:
+// a step of a real op waits for its peer to be scheduled, which the init probe's
+// shift between idle links does not see. Other ranks only take part.
 bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed, std::string* why);
 
 }  // namespace hostccl::sim
