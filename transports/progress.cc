@@ -137,13 +137,18 @@ private:
 };
 }  // namespace
 
-namespace {
-// A failure raised elsewhere: report it as this op's error, blaming its culprit.
 HcclResult endedByFailure(const CommFailure& failure, ErrorSite site) {
     CommFailure::Record r = failure.record();
     site.peer = r.culprit;
     return failAt(r.code, site, r.text);
 }
+
+HcclResult failWith(CommFailure* failure, HcclResult code, ErrorSite site, std::string text) {
+    if (failure != nullptr && !failure->raise(code, site.peer, text)) return endedByFailure(*failure, site);
+    return failAt(code, site, text);
+}
+
+namespace {
 
 // A link that broke under us is usually the consequence of a failure elsewhere: a
 // peer that found a mismatch closes its end, a dead peer's sockets all close at once.
@@ -157,13 +162,6 @@ void awaitCause(const CommFailure* failure) {
     // (their links close as a dead process's would).
     constexpr auto kGrace = std::chrono::milliseconds(2000);
     failure->waitFailed(kGrace);
-}
-
-// This wait's own failure, unless another came first: then the op reports that
-// one, which is the cause (a dead peer's closed link is a consequence of its death).
-HcclResult failWith(CommFailure* failure, HcclResult code, ErrorSite site, std::string text) {
-    if (failure != nullptr && !failure->raise(code, site.peer, text)) return endedByFailure(*failure, site);
-    return failAt(code, site, text);
 }
 }  // namespace
 

@@ -5,6 +5,7 @@
 // by the op's deadline and wakes at least every 100 ms to notice an abort.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "common/comm_failure.h"
@@ -20,6 +21,12 @@ namespace hostccl::transport {
 // elsewhere (a dead peer, an abort) ends the wait with that failure's code and reason.
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
                    bool crowded);
+
+// The ends of every wait: a failure raised elsewhere (a dead peer, an abort) reported
+// as this op's error, blaming its culprit; and this wait's own failure, raised for the
+// communicator unless another came first, which is then reported (it is the cause).
+HcclResult endedByFailure(const CommFailure& failure, ErrorSite site);
+HcclResult failWith(CommFailure* failure, HcclResult code, ErrorSite site, std::string text);
 
 // What drives the transfers when it is not the waiting thread polling its links:
 // the simulator (transports/sim/), whose links move on a virtual clock, suspends

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include "transports/progress.h"
+
 namespace hostccl {
 
 namespace {
@@ -33,16 +35,11 @@ HcclResult receiveFromAnySource(Context& ctx) {
     const uint32_t from = (ctx.rank() + 1) % ctx.size();
     uint32_t peer = 0;
     for (Pause pause; !ctx.pointToPointSender(from, &peer); pause()) {
-        if (CommFailure* f = ctx.failure(); f != nullptr && f->failed()) {
-            const CommFailure::Record r = f->record();
-            site.peer = r.culprit;
-            return failAt(r.code, site, r.text);
-        }
+        if (CommFailure* f = ctx.failure(); f != nullptr && f->failed()) return transport::endedByFailure(*f, site);
         if (ctx.deadline().expired()) {
-            const std::string why = fmt::format("rank {} timed out receiving from any source: no rank sent to it",
-                                                ctx.rank());
-            if (ctx.failure() != nullptr) ctx.failure()->raise(HCCL_E_TIMEOUT, -1, why);
-            return failAt(HCCL_E_TIMEOUT, site, why);
+            return transport::failWith(ctx.failure(), HCCL_E_TIMEOUT, site,
+                                       fmt::format("rank {} timed out receiving from any source: no rank sent to it",
+                                                   ctx.rank()));
         }
     }
     ctx.recvP2p(peer, a.recvBuf, a.count, a.dtype);

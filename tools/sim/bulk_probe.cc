@@ -212,8 +212,8 @@ HcclResult timeHostRing(HcclComm comm, uint32_t round, double* perStep) {
     return rc;
 }
 
-// Every rank's part of timeHostRing, in kRounds rounds on fresh threads (one per rank
-// here; else this process's rank on this thread), the best round on rank 0: where
+// Every rank's part of timeHostRing (each of `comms` on a thread: every rank here, or
+// this process's one), in kRounds rounds on fresh threads, the best round on rank 0: where
 // the scheduler places two ranks that wait on each other on one core, every step
 // pays a switch (2 thread ranks: 5 us a step against 1.3 in some probes), a
 // placement that holds for a thread's life.
