@@ -5,9 +5,12 @@
 // first message and reports both sides instead of hanging or corrupting data.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/coll_type.h"
 #include "common/reduce.h"
@@ -101,6 +104,13 @@ public:
     // A file descriptor to poll while waiting, and the events wanted (0: nothing pending).
     virtual int pollFd() const = 0;
     virtual short pollEvents() const = 0;
+    // Every descriptor to poll while waiting, with its events (a link of several
+    // sockets has one each); false when the link has none.
+    virtual bool appendPollFds(std::vector<pollfd>* fds) const {
+        if (pollFd() < 0) return false;
+        fds->push_back(pollfd{pollFd(), pollEvents(), 0});
+        return true;
+    }
     // Fails every pending and future transfer (abort, destroy).
     virtual void shutdown(HcclResult code, const std::string& why) = 0;
     // The op that posted the pending transfers failed and is returning: they are

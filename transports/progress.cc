@@ -72,12 +72,7 @@ public:
         if (sleepOnDoorbells(links, stamps, transfers, deadline)) return;
         std::vector<pollfd> fds;
         bool unpollable = false;
-        for (Link* l : links) {
-            if (l->pollFd() >= 0)
-                fds.push_back(pollfd{l->pollFd(), l->pollEvents(), 0});
-            else
-                unpollable = true;
-        }
+        for (Link* l : links) unpollable |= !l->appendPollFds(&fds);
         if (!unpollable) {
             ::poll(fds.data(), fds.size(), deadline.remainingMs(kPollSliceMs));
             return;

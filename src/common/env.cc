@@ -76,6 +76,7 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_COST_MODEL", "", "Cost-model numbers that replace the init probe's: shm=<alpha>us/<GB/s> tcp=... rdma=... reduce=<GB/s> copy=<GB/s> nic=<GB/s> leaf=<hosts>/<oversubscription>."},
         {"HOSTCCL_COST_PROBE", "1", "0 skips the init probe (configured or default cost-model numbers only)."},
         {"HOSTCCL_ALGO_EXPLAIN", "0", "1: rank 0 prints the selector's score table the first time each collective meets each power-of-two size."},
+        {"HOSTCCL_TCP_SOCKETS", "2", "Sockets per TCP link (1-8): messages of 1 MiB and more are striped over them."},
         {"HOSTCCL_TCP_CHUNK_BYTES", "262144", "Bytes a TCP receive reduces at a time when it reduces on arrival."},
     };
     return vars;

@@ -5,6 +5,7 @@
 
 #include "common/env.h"
 #include "transports/shm/shm_link.h"
+#include "transports/tcp/tcp_connect.h"
 #include "transports/tcp/tcp_link.h"
 #ifdef HOSTCCL_HAVE_RDMA
 #include "transports/rdma/verbs/rdma_link.h"
@@ -21,8 +22,23 @@ struct Offer {
     char name[63];
 };
 
-std::unique_ptr<transport::Link> tcpLink(const PeerInfo& peer, uint64_t commId, net::Fd fd) {
-    return std::make_unique<transport::TcpLink>(peer.rank, commId, std::move(fd), peer.ip);
+// A link of one socket: where the two ends have already used it for more than the
+// transport offer (an RDMA attempt that fell back), so no lane handshake follows.
+std::unique_ptr<transport::Link> singleTcpLink(const PeerInfo& peer, uint64_t commId, net::Fd fd) {
+    std::vector<net::Fd> lanes;
+    lanes.push_back(std::move(fd));
+    return std::make_unique<transport::TcpLink>(peer.rank, commId, std::move(lanes), peer.ip);
+}
+
+// Both ends chose TCP: open the link's extra sockets over `fd` (tcp_connect.h).
+HcclResult tcpLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, net::Fd fd, Deadline deadline,
+                   const ErrorSite& site, std::unique_ptr<transport::Link>* out) {
+    std::vector<net::Fd> lanes;
+    std::string why;
+    if (!transport::openTcpLanes(std::move(fd), self.rank < peer.rank, transport::wantedTcpLanes(), deadline, &lanes, &why))
+        return fail(HCCL_E_TCP_CONNECT, site, "opening the TCP link's sockets: {}", why);
+    *out = std::make_unique<transport::TcpLink>(peer.rank, commId, std::move(lanes), peer.ip);
+    return HCCL_SUCCESS;
 }
 
 // HOSTCCL_TRANSPORT=rdma forces RDMA between every pair (a failure to set it up then
@@ -68,7 +84,7 @@ HcclResult rdmaOrTcp(const PeerInfo& self, const PeerInfo& peer, uint64_t commId
 #else
     (void)self, (void)commSize, (void)deadline, (void)site;
 #endif
-    *out = tcpLink(peer, commId, std::move(fd));
+    *out = singleTcpLink(peer, commId, std::move(fd));
     return HCCL_SUCCESS;
 }
 
@@ -106,8 +122,7 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ui
             return fail(HCCL_E_ROCE_CONNECT, site, "HOSTCCL_TRANSPORT=rdma, but {}", why);
         }
         if (o.kind == kUseRdma) {  // declined: TCP on the same socket
-            *out = tcpLink(peer, commId, std::move(fd));
-            return HCCL_SUCCESS;
+            return tcpLink(self, peer, commId, std::move(fd), deadline, site, out);
         }
     }
     transport::shm::Mapping mapping;
@@ -120,8 +135,7 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ui
     if (!net::sendAll(fd.get(), &o, sizeof o, deadline, &err))
         return fail(HCCL_E_TCP_CONNECT, site, "transport offer: {}", err);
     if (o.kind == kUseTcp) {
-        *out = tcpLink(peer, commId, std::move(fd));
-        return HCCL_SUCCESS;
+        return tcpLink(self, peer, commId, std::move(fd), deadline, site, out);
     }
     char reply = 0;
     bool got = net::recvAll(fd.get(), &reply, 1, deadline, &err);
@@ -129,8 +143,7 @@ HcclResult offer(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, ui
     if (!got) return fail(HCCL_E_TCP_CONNECT, site, "transport reply: {}", err);
     if (reply != kMapped) {
         log::warn("{}: peer could not map shared memory, using TCP", describe(site));
-        *out = tcpLink(peer, commId, std::move(fd));
-        return HCCL_SUCCESS;
+        return tcpLink(self, peer, commId, std::move(fd), deadline, site, out);
     }
     *out = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), 0, std::move(fd), peer.ip,
                                                 peer.pid);
@@ -152,14 +165,12 @@ HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, u
             return fail(HCCL_E_TCP_CONNECT, site, "transport reply: {}", err);
         if (can) return rdmaOrTcp(self, peer, commId, commSize, std::move(fd), deadline, site, out);
         if (rdmaForced()) return fail(HCCL_E_ROCE_CONNECT, site, "HOSTCCL_TRANSPORT=rdma, but {}", why);
-        *out = tcpLink(peer, commId, std::move(fd));
-        return HCCL_SUCCESS;
+        return tcpLink(self, peer, commId, std::move(fd), deadline, site, out);
     }
     if (o.kind == kUseTcp && rdmaForced())
         return fail(HCCL_E_ROCE_CONNECT, site, "HOSTCCL_TRANSPORT=rdma, but the peer cannot use RDMA");
     if (o.kind == kUseTcp) {
-        *out = tcpLink(peer, commId, std::move(fd));
-        return HCCL_SUCCESS;
+        return tcpLink(self, peer, commId, std::move(fd), deadline, site, out);
     }
     if (o.kind != kUseShm || std::memchr(o.name, '\0', sizeof o.name) == nullptr)
         return fail(HCCL_E_TCP_CONNECT, site, "malformed transport offer");
@@ -169,8 +180,7 @@ HcclResult accept(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, u
     if (!net::sendAll(fd.get(), &reply, 1, deadline, &err))
         return fail(HCCL_E_TCP_CONNECT, site, "transport reply: {}", err);
     if (!mapping.valid()) {
-        *out = tcpLink(peer, commId, std::move(fd));
-        return HCCL_SUCCESS;
+        return tcpLink(self, peer, commId, std::move(fd), deadline, site, out);
     }
     *out = std::make_unique<transport::ShmLink>(peer.rank, commId, std::move(mapping), 1, std::move(fd), peer.ip,
                                                 peer.pid);

@@ -1,45 +1,48 @@
-// A Link over one non-blocking TCP socket. Each message is a WireHeader followed
-// by the payload; sends go out with writev, receives land straight in the user's
-// buffer, or (reduce on arrival) in a small staging chunk that is reduced into
-// the destination as soon as whole elements are in.
+// A Link over one or more non-blocking TCP sockets (lanes: transports/tcp/tcp_lane.h).
+// Each message is a WireHeader followed by the payload; a message of 1 MiB or more
+// on a link of several lanes goes as contiguous parts, one per lane, each with its
+// own header. Sends go out with writev, receives land straight in the user's buffer,
+// or (reduce on arrival) in a small staging chunk that is reduced into the
+// destination as soon as whole elements are in.
 #pragma once
 
 #include <deque>
+#include <string>
 #include <vector>
 
 #include "core/net/socket.h"
 #include "transports/queued_link.h"
+#include "transports/tcp/tcp_lane.h"
 
 namespace hostccl::transport {
 
 class TcpLink final : public QueuedLink {
 public:
-    TcpLink(uint32_t peer, uint64_t commId, net::Fd fd, std::string peerHost);
+    // `fds`: the connected sockets, lane 0 first (at least one); both ends must
+    // list them in the same order.
+    TcpLink(uint32_t peer, uint64_t commId, std::vector<net::Fd> fds, std::string peerHost);
     const char* kind() const override { return "tcp"; }
     bool progress() override;
-    int pollFd() const override { return fd_.get(); }
-    short pollEvents() const override;
+    int pollFd() const override { return lanes_.front().fd(); }
+    short pollEvents() const override { return eventsOf(lanes_.front()); }
+    bool appendPollFds(std::vector<pollfd>* fds) const override;
     bool kernelPaced() const override { return true; }
-    // Looks at the socket without reading (MSG_PEEK): only a whole header counts.
+    // Looks at lane 0 without reading (MSG_PEEK): only a whole header counts.
     bool unclaimedHeader(WireHeader* h) const override;
+    size_t lanes() const { return lanes_.size(); }
 
 private:
+    short eventsOf(const TcpLane& lane) const;
+    using LaneStep = int (TcpLane::*)(Transfer*, uint64_t, bool*, HcclResult*, std::string*);
     bool progressSends();
     bool progressRecvs();
-    // -1 error (transfer failed), 0 would block, 1 advanced.
-    int advanceSend(Transfer* t);
-    int advanceRecv(Transfer* t);
-    int readPayloadReducing(Transfer* t);
-    ssize_t readSome(void* buf, size_t len);
+    bool progressQueue(std::deque<Transfer*>* queue, size_t TcpLane::*at, LaneStep step);
+    // Pops the transfers at the front of `queue` that every lane is past.
+    void retire(std::deque<Transfer*>* queue, size_t TcpLane::*at);
     void onBroken() override;
 
-    net::Fd fd_;
+    std::vector<TcpLane> lanes_;
     std::string peerHost_;
-    WireHeader outHeader_{};   // header of the send at the head of the queue
-    WireHeader inHeader_{};    // header being read for the receive at the head
-    size_t inHeaderBytes_ = 0;
-    std::vector<char> staging_;
-    size_t staged_ = 0;
 };
 
 }  // namespace hostccl::transport

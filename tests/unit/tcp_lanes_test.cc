@@ -1,0 +1,206 @@
+// A TCP link striped over several sockets (transports/tcp/): how a message is cut
+// into lane parts, the lane handshake over the first connection, and messages of
+// every size (empty, odd, split and not, reduced on arrival) arriving exact while
+// the lanes run ahead of each other.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "common/reduce.h"
+#include "transports/tcp/tcp_connect.h"
+#include "transports/tcp/tcp_link.h"
+
+using hostccl::Deadline;
+using hostccl::net::Fd;
+using hostccl::transport::kLaneMinBytes;
+using hostccl::transport::lanePart;
+using hostccl::transport::TcpLink;
+using hostccl::transport::Transfer;
+
+namespace {
+
+constexpr uint64_t kCommId = 0x7a11;
+
+// Every lane's part, in lane order, tiles [0, bytes) exactly.
+void expectTiles(size_t bytes, uint32_t lanes, uint32_t expectUsed) {
+    size_t next = 0;
+    uint32_t used = 0;
+    for (uint32_t k = 0; k < lanes; ++k) {
+        const auto part = lanePart(bytes, k, lanes);
+        if (!part.carried) {
+            EXPECT_EQ(part.bytes, 0u);
+            continue;
+        }
+        EXPECT_EQ(k, used) << "carrying lanes come first";
+        EXPECT_EQ(part.offset, next) << bytes << " bytes, lane " << k;
+        if (part.offset + part.bytes < bytes) {
+            EXPECT_EQ((part.offset + part.bytes) % 4096, 0u);
+        }
+        next += part.bytes;
+        ++used;
+    }
+    EXPECT_EQ(next, bytes);
+    EXPECT_EQ(used, expectUsed) << bytes << " bytes over " << lanes << " lanes";
+}
+
+// Two ends of one link: a loopback connection, then the lane handshake on both
+// sides at once (`wantedLow` by the listening lower rank, `wantedHigh` by the other).
+struct LinkPair {
+    std::unique_ptr<TcpLink> low, high;
+    LinkPair(unsigned wantedLow, unsigned wantedHigh) {
+        std::string why;
+        Fd listener = hostccl::net::listenTcp("127.0.0.1", 0, &why);
+        EXPECT_TRUE(listener.valid()) << why;
+        const auto deadline = Deadline::after(std::chrono::seconds(10));
+        Fd up = hostccl::net::connectTcp({"127.0.0.1", hostccl::net::boundPort(listener.get())}, deadline, &why);
+        Fd down = hostccl::net::acceptTcp(listener.get(), deadline, &why);
+        std::vector<Fd> lowFds, highFds;
+        std::string whyHigh;
+        bool highOk = false;
+        std::thread high([&] {
+            highOk = hostccl::transport::openTcpLanes(std::move(up), false, wantedHigh, deadline, &highFds, &whyHigh);
+        });
+        const bool lowOk = hostccl::transport::openTcpLanes(std::move(down), true, wantedLow, deadline, &lowFds, &why);
+        high.join();
+        EXPECT_TRUE(lowOk) << why;
+        EXPECT_TRUE(highOk) << whyHigh;
+        low = std::make_unique<TcpLink>(1, kCommId, std::move(lowFds), "127.0.0.1");
+        this->high = std::make_unique<TcpLink>(0, kCommId, std::move(highFds), "127.0.0.1");
+    }
+    // Progresses both ends until every transfer completed or failed.
+    void run(const std::vector<Transfer*>& all) {
+        auto settled = [&] {
+            for (const Transfer* t : all)
+                if (!t->complete && t->error == HCCL_SUCCESS) return false;
+            return true;
+        };
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!settled() && std::chrono::steady_clock::now() < until) {
+            low->progress();
+            high->progress();
+        }
+        ASSERT_TRUE(settled()) << "transfers neither completed nor failed";
+    }
+};
+
+Transfer transfer(Transfer::Dir dir, const void* src, void* dst, size_t bytes, uint32_t index) {
+    Transfer t;
+    t.dir = dir;
+    t.src = src;
+    t.dst = dst;
+    t.bytes = bytes;
+    t.tag.index = index;
+    return t;
+}
+
+std::vector<char> pattern(size_t bytes, int seed) {
+    std::vector<char> v(bytes);
+    for (size_t i = 0; i < bytes; ++i) v[i] = static_cast<char>((i * 131 + seed * 7) >> 3);
+    return v;
+}
+
+}  // namespace
+
+TEST(TcpLanes, PartsTileTheMessageAtPageBoundaries) {
+    expectTiles(0, 4, 1);
+    expectTiles(1, 4, 1);
+    expectTiles(2 * kLaneMinBytes - 1, 4, 1);
+    expectTiles(2 * kLaneMinBytes, 4, 2);
+    expectTiles(3 * kLaneMinBytes + 12345, 4, 3);
+    expectTiles((64 << 20) + 4, 4, 4);
+    expectTiles((64 << 20) + 4, 1, 1);
+    expectTiles((7 << 20) + 8, 3, 3);
+}
+
+TEST(TcpLanes, BothEndsTakeTheSmallerCount) {
+    EXPECT_EQ(LinkPair(4, 2).low->lanes(), 2u);
+    EXPECT_EQ(LinkPair(1, 4).high->lanes(), 1u);
+    LinkPair three(3, 3);
+    EXPECT_EQ(three.low->lanes(), 3u);
+    EXPECT_EQ(three.high->lanes(), 3u);
+}
+
+// Messages of every size, all posted at once both ways, so lanes with small parts
+// run messages ahead of lanes still on a large one.
+TEST(TcpLanes, EverySizeArrivesExactBothWays) {
+    const std::vector<size_t> sizes = {0, 1, 4095, 2 * kLaneMinBytes - 1, (3 << 20) + 3, 5, (9 << 20) + 4096, 0, 64};
+    for (unsigned lanes : {1u, 2u, 4u}) {
+        LinkPair pair(lanes, lanes);
+        std::vector<std::vector<char>> out, back, in, inBack;
+        std::vector<Transfer> ts;
+        ts.reserve(4 * sizes.size());
+        for (size_t k = 0; k < sizes.size(); ++k) {
+            out.push_back(pattern(sizes[k], int(k)));
+            back.push_back(pattern(sizes[k], int(k) + 50));
+            in.emplace_back(sizes[k], 0);
+            inBack.emplace_back(sizes[k], 0);
+        }
+        for (size_t k = 0; k < sizes.size(); ++k) {
+            const auto i = static_cast<uint32_t>(k);
+            ts.push_back(transfer(Transfer::Dir::Send, out[k].data(), nullptr, sizes[k], i));
+            ts.push_back(transfer(Transfer::Dir::Recv, nullptr, in[k].data(), sizes[k], i));
+            ts.push_back(transfer(Transfer::Dir::Send, back[k].data(), nullptr, sizes[k], i));
+            ts.push_back(transfer(Transfer::Dir::Recv, nullptr, inBack[k].data(), sizes[k], i));
+        }
+        std::vector<Transfer*> all;
+        for (size_t k = 0; k < ts.size(); k += 4) {
+            pair.low->post(&ts[k]);
+            pair.high->post(&ts[k + 1]);
+            pair.high->post(&ts[k + 2]);
+            pair.low->post(&ts[k + 3]);
+        }
+        for (Transfer& t : ts) all.push_back(&t);
+        pair.run(all);
+        for (size_t k = 0; k < sizes.size(); ++k) {
+            EXPECT_EQ(ts[4 * k + 1].error, HCCL_SUCCESS) << ts[4 * k + 1].errorText;
+            EXPECT_TRUE(in[k] == out[k]) << sizes[k] << " bytes over " << lanes << " lanes";
+            EXPECT_TRUE(inBack[k] == back[k]) << sizes[k] << " bytes back over " << lanes << " lanes";
+            EXPECT_EQ(ts[4 * k + 1].moved, sizes[k]);
+            EXPECT_EQ(ts[4 * k].moved, sizes[k]);
+        }
+    }
+}
+
+// Reduce on arrival with a staging chunk that cuts elements: every lane reduces its
+// own part into the destination at the right offset.
+TEST(TcpLanes, ReduceOnArrivalOverLanes) {
+    LinkPair pair(4, 4);
+    const size_t count = (5 << 20) / sizeof(int32_t) + 7;
+    std::vector<int32_t> sent(count), local(count), result(count, 0);
+    std::iota(sent.begin(), sent.end(), 1);
+    for (size_t i = 0; i < count; ++i) local[i] = int32_t(3 * i) - 11;
+    Transfer s = transfer(Transfer::Dir::Send, sent.data(), nullptr, count * sizeof(int32_t), 0);
+    Transfer r = transfer(Transfer::Dir::Recv, nullptr, result.data(), count * sizeof(int32_t), 0);
+    r.reduce = hostccl::reduceFunction(HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM);
+    r.local = local.data();
+    r.elemSize = sizeof(int32_t);
+    pair.high->post(&s);
+    pair.low->post(&r);
+    pair.run({&s, &r});
+    ASSERT_EQ(r.error, HCCL_SUCCESS) << r.errorText;
+    for (size_t i = 0; i < count; ++i) ASSERT_EQ(result[i], sent[i] + local[i]) << "element " << i;
+}
+
+// A receiver that expects another size fails with both sizes named, whichever lane
+// sees it first, and the sender's end hears the link close.
+TEST(TcpLanes, SizeMismatchFailsBothEnds) {
+    LinkPair pair(2, 2);
+    std::vector<char> src(2 << 20, 1), dst((2 << 20) + 4096, 0);
+    Transfer s = transfer(Transfer::Dir::Send, src.data(), nullptr, src.size(), 0);
+    Transfer r = transfer(Transfer::Dir::Recv, nullptr, dst.data(), dst.size(), 0);
+    pair.low->post(&s);
+    pair.high->post(&r);
+    pair.run({&s, &r});
+    EXPECT_EQ(r.error, HCCL_E_PARA);
+    EXPECT_NE(r.errorText.find("2097152"), std::string::npos) << r.errorText;
+    EXPECT_NE(r.errorText.find("2101248"), std::string::npos) << r.errorText;
+    // The failing end shuts its sockets: the sender's next receive hears the close.
+    std::vector<char> reply(16);
+    Transfer next = transfer(Transfer::Dir::Recv, nullptr, reply.data(), reply.size(), 1);
+    pair.low->post(&next);
+    pair.run({&next});
+    EXPECT_EQ(next.error, HCCL_E_TCP_TRANSFER);
+    EXPECT_EQ(next.errorText, "connection closed by peer (127.0.0.1)");
+}

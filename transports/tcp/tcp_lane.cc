@@ -1,0 +1,156 @@
+#include "transports/tcp/tcp_lane.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "common/env.h"
+
+namespace hostccl::transport {
+
+namespace {
+constexpr size_t kLaneAlign = 4096;
+size_t stagingBytes() {
+    static const size_t bytes = static_cast<size_t>(env::getInt("HOSTCCL_TCP_CHUNK_BYTES", 4096, 1 << 30));
+    return bytes;
+}
+bool wouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+}  // namespace
+
+LanePart lanePart(size_t bytes, uint32_t lane, uint32_t lanes) {
+    const size_t used = std::clamp<size_t>(bytes / kLaneMinBytes, 1, lanes);
+    if (lane >= used) return LanePart{};
+    auto boundary = [&](size_t k) { return k == used ? bytes : bytes / used * k / kLaneAlign * kLaneAlign; };
+    return LanePart{boundary(lane), boundary(lane + 1) - boundary(lane), true};
+}
+
+TcpLane::TcpLane(net::Fd fd, uint32_t index, uint32_t lanes) : fd_(std::move(fd)), index_(index), lanes_(lanes) {
+    net::setNonBlocking(fd_.get());
+    net::setNoDelay(fd_.get());
+}
+
+void TcpLane::shutdown() { ::shutdown(fd_.get(), SHUT_RDWR); }
+
+int TcpLane::advanceSend(Transfer* t, uint64_t commId, bool* done, HcclResult* code, std::string* why) {
+    const LanePart part = lanePart(t->bytes, index_, lanes_);
+    if (!part.carried) {
+        *done = true;
+        return 1;
+    }
+    if (sendMoved_ == 0) outHeader_ = makeHeader(commId, t->tag, t->bytes);
+    char* payload = static_cast<char*>(const_cast<void*>(t->src)) + part.offset;
+    iovec iov[2];
+    int n = 0;
+    if (sendMoved_ < sizeof(WireHeader)) {
+        iov[n++] = {reinterpret_cast<char*>(&outHeader_) + sendMoved_, sizeof(WireHeader) - sendMoved_};
+        if (part.bytes > 0) iov[n++] = {payload, part.bytes};
+    } else {
+        const size_t off = sendMoved_ - sizeof(WireHeader);
+        iov[n++] = {payload + off, part.bytes - off};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t sent = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (sent < 0) {
+        if (wouldBlock()) return 0;
+        *code = HCCL_E_TCP_TRANSFER;
+        *why = std::string("send to peer failed: ") + std::strerror(errno);
+        return -1;
+    }
+    auto payloadSent = [this] { return sendMoved_ - std::min(sendMoved_, sizeof(WireHeader)); };
+    const size_t before = payloadSent();
+    sendMoved_ += static_cast<size_t>(sent);
+    t->moved += payloadSent() - before;  // a transfer's `moved` counts payload, over all its lanes
+    if (sendMoved_ == sizeof(WireHeader) + part.bytes) {
+        sendMoved_ = 0;
+        *done = true;
+    }
+    return sent > 0 ? 1 : 0;
+}
+
+// Bytes read (> 0), 0 when the socket has nothing now, -1 when the peer closed the
+// connection or the socket failed.
+ssize_t TcpLane::readSome(void* buf, size_t len, HcclResult* code, std::string* why) {
+    const ssize_t got = ::recv(fd_.get(), buf, len, MSG_DONTWAIT);
+    if (got > 0) return got;
+    if (got < 0 && wouldBlock()) return 0;
+    *code = HCCL_E_TCP_TRANSFER;
+    *why = got == 0 ? "connection closed by peer" : std::string("receive from peer failed: ") + std::strerror(errno);
+    return -1;
+}
+
+bool TcpLane::peekHeader(WireHeader* h) const {
+    return ::recv(fd_.get(), h, sizeof *h, MSG_PEEK | MSG_DONTWAIT) == ssize_t(sizeof *h);
+}
+
+void TcpLane::finishReceive(bool* done) {
+    inHeaderDone_ = false;
+    recvMoved_ = 0;
+    staged_ = 0;
+    *done = true;
+}
+
+int TcpLane::advanceRecv(Transfer* t, uint64_t commId, bool* done, HcclResult* code, std::string* why) {
+    const LanePart part = lanePart(t->bytes, index_, lanes_);
+    if (!part.carried) {
+        *done = true;
+        return 1;
+    }
+    if (!inHeaderDone_) {
+        const ssize_t got = readSome(reinterpret_cast<char*>(&inHeader_) + inHeaderBytes_,
+                                     sizeof(WireHeader) - inHeaderBytes_, code, why);
+        if (got <= 0) return static_cast<int>(got);
+        inHeaderBytes_ += static_cast<size_t>(got);
+        if (inHeaderBytes_ < sizeof(WireHeader)) return 1;
+        inHeaderBytes_ = 0;
+        // Nothing from the wire is trusted: the length must be exactly what was posted.
+        *why = headerMismatch(inHeader_, commId, t->tag, t->bytes);
+        if (!why->empty()) {
+            *code = HCCL_E_PARA;
+            return -1;
+        }
+        inHeaderDone_ = true;
+    }
+    if (recvMoved_ < part.bytes) {
+        if (t->reduce != nullptr) {
+            const int rc = readPayloadReducing(t, part, code, why);
+            if (rc <= 0) return rc;
+        } else {
+            const ssize_t got =
+                readSome(static_cast<char*>(t->dst) + part.offset + recvMoved_, part.bytes - recvMoved_, code, why);
+            if (got <= 0) return static_cast<int>(got);
+            recvMoved_ += static_cast<size_t>(got);
+            t->moved += static_cast<size_t>(got);
+        }
+    }
+    if (recvMoved_ == part.bytes) finishReceive(done);
+    return 1;
+}
+
+// Reads into the staging chunk and reduces every whole element that has arrived;
+// a partial element waits at the front of the chunk for the rest of its bytes.
+int TcpLane::readPayloadReducing(Transfer* t, const LanePart& part, HcclResult* code, std::string* why) {
+    if (staging_.size() < stagingBytes()) staging_.resize(stagingBytes());
+    const size_t pending = part.bytes - recvMoved_;  // bytes not yet reduced
+    const size_t want = std::min(staging_.size() - staged_, pending - staged_);
+    const ssize_t got = readSome(staging_.data() + staged_, want, code, why);
+    if (got <= 0) return static_cast<int>(got);
+    staged_ += static_cast<size_t>(got);
+    const size_t whole = staged_ / t->elemSize * t->elemSize;
+    if (whole > 0) {
+        const size_t at = part.offset + recvMoved_;
+        t->reduce(static_cast<char*>(t->dst) + at, static_cast<const char*>(t->local) + at, staging_.data(),
+                  whole / t->elemSize);
+        recvMoved_ += whole;
+        t->moved += whole;
+        staged_ -= whole;
+        if (staged_ > 0) std::memmove(staging_.data(), staging_.data() + whole, staged_);
+    }
+    return 1;
+}
+
+}  // namespace hostccl::transport
