@@ -63,7 +63,7 @@ struct CommView {
     bool sharedMemoryMesh = false;         // size > 1, every peer reachable through shared memory, and few
                                            // enough ranks that connecting every pair is cheap (direct algorithms)
     bool singleProcess = false;            // every rank is a thread of this process
-    bool crowded = false;                  // this host runs more of the comm's ranks than it has cores
+    bool crowded = false;                  // this machine runs more of the comm's ranks than it has cores (emulated hosts share them)
     AlgoOverride algoOverride;             // HCCL_ALGO / hcclAlgo
     // Per rank: its host, numbered in order of lowest rank (shared: simulated ranks
     // would otherwise hold n copies of it).

@@ -15,7 +15,7 @@
 
 namespace hostccl::transport {
 
-// `crowded`: this host runs more ranks than it has cores, so waiting must leave the
+// `crowded`: this machine runs more ranks than it has cores, so waiting must leave the
 // CPU to others almost at once. A transfer's error or the deadline raises `failure`
 // (so the rest of the communicator and its peers learn of it); a failure raised
 // elsewhere (a dead peer, an abort) ends the wait with that failure's code and reason.

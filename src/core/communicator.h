@@ -102,7 +102,6 @@ private:
     void onOpFailed(HcclResult rc, const ErrorSite& s);
     void buildView();
     HcclResult buildCostModel();
-    uint32_t ranksOnThisHost() const;
     uint32_t ranksOnThisMachine() const;
     static uint32_t usableCores();
     void logInit() const;
