@@ -45,17 +45,25 @@ void expectTiles(size_t bytes, uint32_t lanes, uint32_t expectUsed) {
     EXPECT_EQ(used, expectUsed) << bytes << " bytes over " << lanes << " lanes";
 }
 
+// A loopback connection: `*up` the connecting end, `*down` the accepted one.
+void loopbackConnection(Deadline deadline, Fd* up, Fd* down) {
+    std::string why;
+    Fd listener = hostccl::net::listenTcp("127.0.0.1", 0, &why);
+    ASSERT_TRUE(listener.valid()) << why;
+    *up = hostccl::net::connectTcp({"127.0.0.1", hostccl::net::boundPort(listener.get())}, deadline, &why);
+    *down = hostccl::net::acceptTcp(listener.get(), deadline, &why);
+    ASSERT_TRUE(up->valid() && down->valid()) << why;
+}
+
 // Two ends of one link: a loopback connection, then the lane handshake on both
 // sides at once (`wantedLow` by the listening lower rank, `wantedHigh` by the other).
 struct LinkPair {
     std::unique_ptr<TcpLink> low, high;
     LinkPair(unsigned wantedLow, unsigned wantedHigh) {
         std::string why;
-        Fd listener = hostccl::net::listenTcp("127.0.0.1", 0, &why);
-        EXPECT_TRUE(listener.valid()) << why;
         const auto deadline = Deadline::after(std::chrono::seconds(10));
-        Fd up = hostccl::net::connectTcp({"127.0.0.1", hostccl::net::boundPort(listener.get())}, deadline, &why);
-        Fd down = hostccl::net::acceptTcp(listener.get(), deadline, &why);
+        Fd up, down;
+        loopbackConnection(deadline, &up, &down);
         std::vector<Fd> lowFds, highFds;
         std::string whyHigh;
         bool highOk = false;
@@ -203,4 +211,47 @@ TEST(TcpLanes, SizeMismatchFailsBothEnds) {
     pair.run({&next});
     EXPECT_EQ(next.error, HCCL_E_TCP_TRANSFER);
     EXPECT_EQ(next.errorText, "connection closed by peer (127.0.0.1)");
+}
+
+// The lower rank's lane listener takes only its peer's lanes: a connection that
+// stays silent is dropped after a few seconds instead of holding the link up until
+// the deadline, and one with the wrong token is dropped at once. (The wire layout of
+// the invitation and the hello is written out here: this test is the peer.)
+TEST(TcpLanes, TheListenerTakesOnlyThePeersLanes) {
+    std::string why;
+    const auto deadline = Deadline::after(std::chrono::seconds(30));
+    Fd first, down;
+    loopbackConnection(deadline, &first, &down);
+    std::vector<Fd> lanes;
+    bool ok = false;
+    const auto began = std::chrono::steady_clock::now();
+    std::thread low([&] { ok = hostccl::transport::openTcpLanes(std::move(down), true, 2, deadline, &lanes, &why); });
+    struct Invite { uint16_t port, pad[3]; uint64_t token; } invite{};
+    struct Hello { uint64_t token; uint32_t lane, pad; };
+    const uint8_t wanted = 2;
+    uint8_t theirs = 0;
+    std::string err;
+    ASSERT_TRUE(hostccl::net::sendAll(first.get(), &wanted, 1, deadline, &err)) << err;
+    ASSERT_TRUE(hostccl::net::recvAll(first.get(), &theirs, 1, deadline, &err)) << err;
+    ASSERT_TRUE(hostccl::net::recvAll(first.get(), &invite, sizeof invite, deadline, &err)) << err;
+    const hostccl::net::Endpoint port{"127.0.0.1", invite.port};
+    Fd silent = hostccl::net::connectTcp(port, deadline, &err);
+    Fd impostor = hostccl::net::connectTcp(port, deadline, &err);
+    const Hello wrong{invite.token + 1, 1, 0}, right{invite.token, 1, 0};
+    ASSERT_TRUE(hostccl::net::sendAll(impostor.get(), &wrong, sizeof wrong, deadline, &err)) << err;
+    Fd lane = hostccl::net::connectTcp(port, deadline, &err);
+    ASSERT_TRUE(hostccl::net::sendAll(lane.get(), &right, sizeof right, deadline, &err)) << err;
+    char ready = 0;
+    ASSERT_TRUE(hostccl::net::recvAll(first.get(), &ready, 1, deadline, &err)) << err;
+    low.join();
+    ASSERT_TRUE(ok) << why;
+    EXPECT_EQ(ready, 'L');
+    // The silent connection was given up long before the 30 s deadline.
+    EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(20));
+    ASSERT_EQ(lanes.size(), 2u);
+    const char probe = 'p';
+    char got = 0;
+    ASSERT_TRUE(hostccl::net::sendAll(lane.get(), &probe, 1, deadline, &err)) << err;
+    ASSERT_TRUE(hostccl::net::recvAll(lanes[1].get(), &got, 1, deadline, &err)) << err;
+    EXPECT_EQ(got, 'p') << "lane 1 is not the connection that presented the token";
 }

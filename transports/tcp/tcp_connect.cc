@@ -1,6 +1,7 @@
 #include "transports/tcp/tcp_connect.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <random>
 
@@ -11,6 +12,7 @@ namespace hostccl::transport {
 namespace {
 
 constexpr unsigned kMostLanes = 8;
+constexpr std::chrono::milliseconds kHelloWait{5000};
 
 struct LaneInvite {
     uint16_t port;
@@ -24,21 +26,29 @@ struct LaneHello {
 };
 
 // The lower rank: accepts lanes 1..count-1 on a listener of its own, ignoring
-// connections that do not present the token.
+// connections from another address, or that do not present the token at once.
 bool acceptLanes(int first, unsigned count, Deadline deadline, std::vector<net::Fd>* lanes, std::string* why) {
     net::Fd listener = net::listenTcp(net::localIp(first), 0, why);
     if (!listener.valid()) return false;
-    LaneInvite invite{net::boundPort(listener.get()), {0, 0, 0}, std::random_device{}() * 0x100000001ull ^ std::random_device{}()};
+    std::random_device random;
+    const uint64_t token = uint64_t(random()) << 32 | random();
+    const LaneInvite invite{net::boundPort(listener.get()), {0, 0, 0}, token};
     if (!net::sendAll(first, &invite, sizeof invite, deadline, why)) return false;
+    const std::string peer = net::peerIp(first);
     for (unsigned joined = 1; joined < count;) {
         net::Fd fd = net::acceptTcp(listener.get(), deadline, why);
         if (!fd.valid()) return false;
-        LaneHello hello{};
+        if (net::peerIp(fd.get()) != peer) continue;  // not from the peer's address
+        // The peer sends its hello right after connecting: a connection that stays
+        // silent is someone else's, and must not hold the link up until the deadline.
+        const Deadline soon = Deadline::after(kHelloWait);
+        const Deadline hello = soon.at() < deadline.at() ? soon : deadline;
+        LaneHello got{};
         std::string ignored;
-        if (!net::recvAll(fd.get(), &hello, sizeof hello, deadline, &ignored) || hello.token != invite.token ||
-            hello.lane == 0 || hello.lane >= count || (*lanes)[hello.lane].valid())
+        if (!net::recvAll(fd.get(), &got, sizeof got, hello, &ignored) || got.token != invite.token || got.lane == 0 ||
+            got.lane >= count || (*lanes)[got.lane].valid())
             continue;  // not our peer's lane: drop it and keep listening
-        (*lanes)[hello.lane] = std::move(fd);
+        (*lanes)[got.lane] = std::move(fd);
         ++joined;
     }
     const char ready = 'L';
