@@ -78,7 +78,11 @@ bool connectLanes(int first, unsigned count, Deadline deadline, std::vector<net:
 // Two sockets moved 13-20 % more than one each way between two namespace hosts and
 // 10 % over loopback (64 MiB exchanges, docs/performance.md); four a few per cent
 // more again, within the spread, at twice the descriptors and socket buffers.
-unsigned wantedTcpLanes() { return static_cast<unsigned>(env::getInt("HOSTCCL_TCP_SOCKETS", 1, kMostLanes)); }
+// (Read once: a malformed value is reported once, not for every link.)
+unsigned wantedTcpLanes() {
+    static const auto lanes = static_cast<unsigned>(env::getInt("HOSTCCL_TCP_SOCKETS", 1, kMostLanes));
+    return lanes;
+}
 
 bool openTcpLanes(net::Fd first, bool listens, unsigned wanted, Deadline deadline, std::vector<net::Fd>* lanes,
                   std::string* why) {
