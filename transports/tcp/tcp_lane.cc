@@ -27,7 +27,8 @@ LanePart lanePart(size_t bytes, uint32_t lane, uint32_t lanes) {
     return LanePart{boundary(lane), boundary(lane + 1) - boundary(lane), true};
 }
 
-TcpLane::TcpLane(net::Fd fd, uint32_t index, uint32_t lanes) : fd_(std::move(fd)), index_(index), lanes_(lanes) {
+TcpLane::TcpLane(net::Fd fd, uint32_t index, uint32_t lanes, std::string peerHost)
+    : fd_(std::move(fd)), index_(index), lanes_(lanes), peerHost_(std::move(peerHost)) {
     net::setNonBlocking(fd_.get());
     net::setNoDelay(fd_.get());
 }
@@ -79,7 +80,8 @@ ssize_t TcpLane::readSome(void* buf, size_t len, HcclResult* code, std::string* 
     if (got > 0) return got;
     if (got < 0 && wouldBlock()) return 0;
     *code = HCCL_E_TCP_TRANSFER;
-    *why = got == 0 ? "connection closed by peer" : std::string("receive from peer failed: ") + std::strerror(errno);
+    *why = got == 0 ? "connection closed by peer (" + peerHost_ + ")"
+                    : std::string("receive from peer failed: ") + std::strerror(errno);
     return -1;
 }
 

@@ -32,7 +32,8 @@ LanePart lanePart(size_t bytes, uint32_t lane, uint32_t lanes);
 
 class TcpLane {
 public:
-    TcpLane(net::Fd fd, uint32_t index, uint32_t lanes);
+    // `peerHost` names the peer when its end closes.
+    TcpLane(net::Fd fd, uint32_t index, uint32_t lanes, std::string peerHost);
     int fd() const { return fd_.get(); }
     void shutdown();
 
@@ -56,6 +57,7 @@ private:
 
     net::Fd fd_;
     uint32_t index_, lanes_;
+    std::string peerHost_;
     WireHeader outHeader_{};
     size_t sendMoved_ = 0;  // header + payload bytes of the current part sent
     WireHeader inHeader_{};

@@ -6,11 +6,11 @@
 
 namespace hostccl::transport {
 
-TcpLink::TcpLink(uint32_t peer, uint64_t commId, std::vector<net::Fd> fds, std::string peerHost)
-    : QueuedLink(peer, commId), peerHost_(std::move(peerHost)) {
+TcpLink::TcpLink(uint32_t peer, uint64_t commId, std::vector<net::Fd> fds, const std::string& peerHost)
+    : QueuedLink(peer, commId) {
     const auto count = static_cast<uint32_t>(fds.size());
     lanes_.reserve(count);
-    for (uint32_t i = 0; i < count; ++i) lanes_.emplace_back(std::move(fds[i]), i, count);
+    for (uint32_t i = 0; i < count; ++i) lanes_.emplace_back(std::move(fds[i]), i, count, peerHost);
 }
 
 short TcpLink::eventsOf(const TcpLane& lane) const {
@@ -45,7 +45,6 @@ bool TcpLink::progressQueue(std::deque<Transfer*>* queue, size_t TcpLane::*at, L
             std::string why;
             const int rc = (lane.*step)((*queue)[lane.*at], commId(), &done, &code, &why);
             if (rc < 0) {
-                if (why == "connection closed by peer") why += " (" + peerHost_ + ")";
                 failAll(code, why);
                 return true;
             }

@@ -20,7 +20,7 @@ class TcpLink final : public QueuedLink {
 public:
     // `fds`: the connected sockets, lane 0 first (at least one); both ends must
     // list them in the same order.
-    TcpLink(uint32_t peer, uint64_t commId, std::vector<net::Fd> fds, std::string peerHost);
+    TcpLink(uint32_t peer, uint64_t commId, std::vector<net::Fd> fds, const std::string& peerHost);
     const char* kind() const override { return "tcp"; }
     bool progress() override;
     int pollFd() const override { return lanes_.front().fd(); }
@@ -42,7 +42,6 @@ private:
     void onBroken() override;
 
     std::vector<TcpLane> lanes_;
-    std::string peerHost_;
 };
 
 }  // namespace hostccl::transport
