@@ -54,10 +54,16 @@ public:
     }
     // Clock reads cost as much as a spin round: check deadlines only once spinning is over.
     bool pastSpinning() const { return rounds_ > spinRounds_; }
+    // Whether the next idle() may sleep, so the pass before it must read the links'
+    // activity stamps. While spinning and yielding they are not read: each is a load of
+    // lines the peer writes, and on every pass that traffic delays the peer's stores.
+    bool maySleepNext() const { return rounds_ + 1 > spinRounds_ + yieldRounds_; }
     // `stamps[i]` is links[i]'s activity stamp, read before the progress pass that
     // moved nothing.
+    // `stampsRead`: the stamps were read before the pass that moved nothing; if not,
+    // a doorbell sleep waits for one more pass that reads them.
     void idle(const std::vector<Link*>& links, const std::vector<uint32_t>& stamps,
-              const std::vector<Transfer*>& transfers, Deadline deadline) {
+              const std::vector<Transfer*>& transfers, Deadline deadline, bool stampsRead) {
         // (Links whose transfers are done poll with no events, which costs nothing.)
         if (rounds_ == 0 && midMessageInKernel(transfers)) rounds_ = spinRounds_ + yieldRounds_;
         ++rounds_;
@@ -69,7 +75,7 @@ public:
             std::this_thread::yield();
             return;
         }
-        if (sleepOnDoorbells(links, stamps, transfers, deadline)) return;
+        if (sleepOnDoorbells(links, stamps, transfers, deadline, stampsRead)) return;
         std::vector<pollfd> fds;
         bool unpollable = false;
         for (Link* l : links) unpollable |= !l->appendPollFds(&fds);
@@ -102,9 +108,10 @@ private:
     }
 
     // When every link with unfinished transfers can sleep on a doorbell: sleeps until
-    // one of their peers acts (or the slice ends). False when some cannot.
+    // one of their peers acts (or the slice ends), or returns at once when the stamps
+    // were not read. False when some link cannot sleep.
     bool sleepOnDoorbells(const std::vector<Link*>& links, const std::vector<uint32_t>& stamps,
-                          const std::vector<Transfer*>& transfers, Deadline deadline) {
+                          const std::vector<Transfer*>& transfers, Deadline deadline, bool stampsRead) {
         thread_local std::vector<Link*> sleeping;
         thread_local std::vector<SleepWord> words;
         sleeping.clear();
@@ -114,6 +121,7 @@ private:
             sleeping.push_back(l);
         }
         if (sleeping.empty()) return false;
+        if (!stampsRead) return true;
         words.assign(sleeping.size(), SleepWord{});
         size_t begun = 0;
         for (; begun < sleeping.size(); ++begun) {
@@ -168,7 +176,9 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, C
     linksOf(transfers, &links);
     stamps.resize(links.size());
     for (;;) {
-        for (size_t i = 0; i < links.size(); ++i) stamps[i] = links[i]->activityStamp();
+        const bool stampsRead = idler.maySleepNext();
+        if (stampsRead)
+            for (size_t i = 0; i < links.size(); ++i) stamps[i] = links[i]->activityStamp();
         bool moved = false;
         for (Link* l : links) moved |= l->progress();
         for (Transfer* t : transfers) {
@@ -197,7 +207,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, C
                 }
             }
         }
-        idler.idle(links, stamps, transfers, deadline);
+        idler.idle(links, stamps, transfers, deadline, stampsRead);
     }
 }
 

@@ -17,6 +17,7 @@
 #include "core/net/handshake.h"
 #include "core/link_factory.h"
 #include "core/profiling.h"
+#include "core/topology/worker_affinity.h"
 
 namespace hostccl {
 
@@ -248,6 +249,13 @@ uint32_t Communicator::ranksOnThisMachine() const {
     return local;
 }
 
+uint32_t Communicator::indexOnThisMachine() const {
+    const std::string mine = machineOf(peers_[rank()].hostId);
+    uint32_t before = 0;
+    for (uint32_t r = 0; r < rank(); ++r) before += machineOf(peers_[r].hostId) == mine ? 1 : 0;
+    return before;
+}
+
 // The cores this host's ranks share: the affinity mask when it is a cpuset that
 // confines them all (a container), the machine's cores when the mask is a single
 // core: launchers bind each rank to its own core (mpirun does by default), and one
@@ -275,6 +283,7 @@ void Communicator::buildView() {
     // spinning first, 31-59 us yielding at once; Open MPI 47).
     machineCrowded_ = ranksOnThisMachine() > usableCores();
     view_.crowded = machineCrowded_;
+    workerCpu_ = workerCpuFor(indexOnThisMachine(), ranksOnThisMachine());
     view_.algoOverride = options_.algoOverride;
     std::vector<std::string> hosts;
     std::vector<uint32_t> nodeOf;
@@ -323,7 +332,8 @@ HcclResult Communicator::buildCostModel() {
 // No lock per op unless a destroying thread waits (seq_cst both ways: either it sees
 // the count reach 0 or this sees it waiting).
 void Communicator::opFinished() {
-    if (inflight_.fetch_sub(1) == 1 && idleWaiters_.load() > 0) {
+    const uint64_t finished = opsFinished_.fetch_add(1) + 1;
+    if (idleWaiters_.load() > 0 && finished == opsEnqueued_.load()) {
         std::lock_guard<std::mutex> lock(idleMutex_);
         idle_.notify_all();
     }
@@ -338,7 +348,7 @@ void Communicator::quiesce() {
     } leave{idleWaiters_};
     std::unique_lock<std::mutex> lock(idleMutex_);
     auto limit = std::chrono::seconds(options_.execTimeoutSec > 0 ? options_.execTimeoutSec : 1836);
-    auto settled = [&] { return inflight_.load() == 0 || failure_.failed(); };
+    auto settled = [&] { return inflight() == 0 || failure_.failed(); };
     if (failure_.failed()) dumpFlightRecord("destroyed after a failure");
     if (!idle_.wait_for(lock, limit, settled)) {
         log::warn("{}: destroying with ops still in flight; aborting them", describe(site("destroy")));
@@ -346,7 +356,7 @@ void Communicator::quiesce() {
     }
     // Bounded although it has no deadline: every wait inside an op checks the failure
     // at least once per 100 ms slice, and queued ops fail before they start.
-    idle_.wait(lock, [&] { return inflight_.load() == 0; });
+    idle_.wait(lock, [&] { return inflight() == 0; });
 }
 
 // The links are left alone: the op thread may be inside one. The failure is what

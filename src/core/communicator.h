@@ -56,7 +56,7 @@ public:
     // unless `always`. Returns the path ("" when nothing was written).
     std::string dumpFlightRecord(const std::string& reason, bool always = false);
     // In-flight accounting: enqueue() takes a reference that the stream task returns.
-    void opEnqueued() { inflight_.fetch_add(1); }
+    void opEnqueued() { opsEnqueued_.fetch_add(1); }
     void opFinished();
     // Waits for in-flight ops (bounded; at once when the communicator has failed),
     // then closes the links.
@@ -81,6 +81,9 @@ public:
     // emulated by network namespaces share one machine): a thread that waits for an op
     // runs it itself (runtime::Stream::runHere) rather than handing it to the stream's.
     bool machineCrowded() const { return machineCrowded_; }
+    // The core the stream threads running this rank's ops keep to, or -1 (see
+    // core/topology/worker_affinity.h).
+    int workerCpu() const { return workerCpu_; }
     const CommOptions& options() const { return options_; }
     // Zero-copy ranges and symmetric windows (HcclCommSetMemoryRange, HcclCommSymWin*).
     CommMemory& memory() { return memory_; }
@@ -103,6 +106,7 @@ private:
     void buildView();
     HcclResult buildCostModel();
     uint32_t ranksOnThisMachine() const;
+    uint32_t indexOnThisMachine() const;  // this rank's place among them, by rank
     static uint32_t usableCores();
     void logInit() const;
 
@@ -117,6 +121,7 @@ private:
     CommMemory memory_;  // before view_, which points at its windows
     CommView view_;  // guarded by execMutex_
     bool machineCrowded_ = false;  // fixed by buildView
+    int workerCpu_ = -1;           // likewise
     std::unique_ptr<Tracer> tracer_;
     std::unique_ptr<FlightRecorder> recorder_;
     std::atomic<bool> failureDumped_{false};
@@ -125,8 +130,15 @@ private:
     CommFailure failure_;  // before health_: the session raises on it
     std::unique_ptr<health::HealthSession> health_;
     std::atomic<uint64_t> shrinks_{0};
-    std::atomic<int64_t> inflight_{0};
+    // Ops in flight = enqueued - finished. Two counters on their own cache lines, the
+    // callers' and the stream threads': one shared counter crossed cores twice per op.
+    alignas(64) std::atomic<uint64_t> opsEnqueued_{0};
+    alignas(64) std::atomic<uint64_t> opsFinished_{0};
     std::atomic<int> idleWaiters_{0};  // threads in quiesce(): only they need idle_'s notice
+    uint64_t inflight() const {
+        const uint64_t finished = opsFinished_.load();  // first: every finished op was enqueued before
+        return opsEnqueued_.load() - finished;
+    }
     std::mutex idleMutex_;
     std::condition_variable idle_;
 };

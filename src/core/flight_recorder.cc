@@ -45,10 +45,10 @@ std::unique_ptr<FlightRecorder> FlightRecorder::fromEnv() {
     return std::make_unique<FlightRecorder>(size_t(size));
 }
 
-FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity) {}
+FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity), progress_(capacity) {}
 
 uint64_t FlightRecorder::queued(const CollArgs& a) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> lock(queuedMutex_);
     uint64_t id = next_++;
     Entry& e = ring_[id % ring_.size()];
     e = Entry{};
@@ -64,23 +64,25 @@ uint64_t FlightRecorder::queued(const CollArgs& a) {
     return id;
 }
 
-FlightRecorder::Entry* FlightRecorder::find(uint64_t id) {
-    Entry& e = ring_[id % ring_.size()];
-    return e.id == id ? &e : nullptr;
+FlightRecorder::Progress* FlightRecorder::progressOf(uint64_t id) {
+    Progress& p = progress_[id % progress_.size()];
+    return p.id == id ? &p : nullptr;
 }
 
 void FlightRecorder::started(uint64_t id, uint64_t seq) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (Entry* e = find(id)) {
-        e->seq = seq;
-        e->state = State::Running;
-        e->startedUs = wallUs();
-    }
+    std::lock_guard<std::mutex> lock(progressMutex_);
+    Progress& p = progress_[id % progress_.size()];
+    if (p.id > id) return;  // a later op (another stream's) already has the slot
+    p = Progress{};
+    p.id = id;
+    p.seq = seq;
+    p.state = State::Running;
+    p.startedUs = wallUs();
 }
 
 void FlightRecorder::ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (Entry* e = find(id)) {
+    std::lock_guard<std::mutex> lock(progressMutex_);
+    if (Progress* e = progressOf(id)) {
         e->state = rc == HCCL_SUCCESS ? State::Done : State::Failed;
         e->result = rc;
         e->algorithm = algorithm;
@@ -97,20 +99,23 @@ std::string FlightRecorder::json(const Identity& who, const std::string& reason,
                           {"reason", reason},        {"dumped_at_us", wallUs()},
                           {"failure", {{"code", resultName(code)}, {"rank", culprit}, {"text", failure}}}};
     nlohmann::json ops = nlohmann::json::array();
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> queuedLock(queuedMutex_);
+    std::lock_guard<std::mutex> progressLock(progressMutex_);
     const uint64_t first = next_ > ring_.size() ? next_ - ring_.size() : 1;
     for (uint64_t id = first; id < next_; ++id) {
-        const Entry& e = ring_[id % ring_.size()];
-        nlohmann::json op = {{"id", e.id},
+        const Entry& q = ring_[id % ring_.size()];
+        const Progress& p = progress_[id % progress_.size()];
+        const Progress e = p.id == id ? p : Progress{};  // not started yet
+        nlohmann::json op = {{"id", q.id},
                              {"seq", e.seq},
-                             {"op", collName(e.type)},
-                             {"dtype", dtypeName(e.dtype)},
-                             {"count", e.count},
+                             {"op", collName(q.type)},
+                             {"dtype", dtypeName(q.dtype)},
+                             {"count", q.count},
                              {"state", stateName(int(e.state))},
-                             {"queued_us", e.queuedUs}};
-        if (isReduction(e.type)) op["redop"] = reduceOpName(e.op);
-        if (hasRoot(e.type)) op["root"] = e.root;
-        if (isPointToPoint(e.type)) op["peer"] = e.anySource ? nlohmann::json("any") : nlohmann::json(e.peer);
+                             {"queued_us", q.queuedUs}};
+        if (isReduction(q.type)) op["redop"] = reduceOpName(q.op);
+        if (hasRoot(q.type)) op["root"] = q.root;
+        if (isPointToPoint(q.type)) op["peer"] = q.anySource ? nlohmann::json("any") : nlohmann::json(q.peer);
         if (e.startedUs != 0) op["started_us"] = e.startedUs;
         if (e.endedUs != 0) {
             op["ended_us"] = e.endedUs;

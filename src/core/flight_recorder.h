@@ -47,26 +47,38 @@ public:
 
 private:
     enum class State : uint8_t { Queued, Running, Done, Failed };
+    // What the caller knew when it queued the op.
     struct Entry {
         uint64_t id = 0;
-        uint64_t seq = 0;
         CollType type = CollType::AllReduce;
         HcclDataType dtype = HCCL_DATA_TYPE_FP32;
         HcclReduceOp op = HCCL_REDUCE_SUM;
         uint32_t root = 0, peer = 0;
         bool anySource = false;  // a receive from any source: `peer` unknown when queued
         uint64_t count = 0;  // V forms: the sum of this rank's send counts
+        int64_t queuedUs = 0;
+    };
+    // What the stream's thread wrote when the op ran (state Queued: it has not).
+    struct Progress {
+        uint64_t id = 0;
+        uint64_t seq = 0;
         State state = State::Queued;
         HcclResult result = HCCL_SUCCESS;
         const char* algorithm = "";
         int64_t culprit = -1;
-        int64_t queuedUs = 0, startedUs = 0, endedUs = 0;
+        int64_t startedUs = 0, endedUs = 0;
     };
-    Entry* find(uint64_t id);  // null once overwritten
+    Progress* progressOf(uint64_t id);  // null once overwritten
 
-    mutable std::mutex mutex_;
+    // The caller's half and the stream's half live in separate arrays behind separate
+    // locks: one lock and one array shared by the two threads cost a contended lock
+    // and a cache line crossing cores three times per op. A dump takes both. Each half
+    // starts a cache line of its own.
+    alignas(64) mutable std::mutex queuedMutex_;
     std::vector<Entry> ring_;
     uint64_t next_ = 1;
+    alignas(64) mutable std::mutex progressMutex_;
+    std::vector<Progress> progress_;
 };
 
 // SIGUSR1 asks for a dump of every live communicator; installed when

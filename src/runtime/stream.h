@@ -41,7 +41,9 @@ public:
     // communicator has more ranks on this machine than the machine has cores
     // (Communicator::machineCrowded). With a core per rank the worker is woken at once and a caller
     // that ran the op instead would only make it wake for nothing.
-    void letCallersRun(bool yes) { callersMayRun_.store(yes, std::memory_order_relaxed); }
+    void letCallersRun(bool yes) {  // written only when it changes: the worker's lines are near
+        if (callersMayRun_.load(std::memory_order_relaxed) != yes) callersMayRun_.store(yes, std::memory_order_relaxed);
+    }
     // 0, the first task error since the last synchronize, or
     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the deadline passed first.
     int synchronize(Deadline deadline);
@@ -51,6 +53,8 @@ public:
     // For a task: the result of the task that ran just before it on this stream (the
     // C++ API's completion markers read their op's result this way).
     int lastResult() const { return lastResult_; }
+    // Whether the calling thread is a stream's worker (not a caller running tasks here).
+    static bool onWorkerThread();
 
 private:
     void run();
@@ -69,14 +73,16 @@ private:
     bool running_ = false;       // a thread (the worker or a caller) runs taken tasks
     std::atomic<bool> callersMayRun_{false};
     bool workerAsleep_ = false;  // enqueue signals only then: no syscall per task
-    // Counted without the lock; a synchronize that needs a count sets wakeAt_, and
-    // the worker takes the lock to wake it only when the count reaches it.
-    std::atomic<uint64_t> completed_{0};
-    std::atomic<uint64_t> wakeAt_{UINT64_MAX};
     int firstError_ = 0;
-    int lastResult_ = 0;  // written and read by the thread holding running_
     std::atomic<bool> stopping_{false};  // set under mutex_, so the worker's wait sees it
-    std::thread worker_;
+    // Counted without the lock; a synchronize that needs a count sets wakeAt_, and
+    // the worker takes the lock to wake it only when the count reaches it. What the
+    // running thread writes per task and what callers write per enqueue sit on separate
+    // cache lines, so a task and an enqueue on two cores do not trade lines.
+    alignas(64) std::atomic<uint64_t> completed_{0};
+    int lastResult_ = 0;  // written and read by the thread holding running_
+    alignas(64) std::atomic<uint64_t> wakeAt_{UINT64_MAX};  // read per task, written per synchronize
+    alignas(64) std::thread worker_;
 };
 
 // Resolves a handle: nullptr is the process's default stream; a handle that is not

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <thread>
 
+#include "common/process_state.h"
+
 namespace hostccl::transport {
 
 using namespace shm;
@@ -25,6 +27,7 @@ ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, 
       peerBell_(&mapping_.get()->bell[1 - outbound]),
       control_(std::move(control)),
       peerInProcess_(peerPid == static_cast<uint32_t>(getpid())),
+      peerPid_(peerPid),
       peerHost_(std::move(peerHost)) {
     if (control_.valid()) net::setNonBlocking(control_.get());
 }
@@ -98,7 +101,7 @@ bool ShmLink::writeDescriptor(Transfer* t) {
     d.region = describeRegion(t->src, t->bytes);
     if (!peerInProcess_ && !mappableByOtherProcesses(d.region)) return false;
     uint64_t head = out_->head.value.load(std::memory_order_relaxed);
-    if (head - out_->tail.value.load(std::memory_order_acquire) >= kSlots) return false;  // retry inline later
+    if (ringFull(head)) return false;  // retry inline later
     d.seq = ++directSent_;
     SlotHeader* h = out_->header(head);
     h->fragBytes = sizeof d;
@@ -107,14 +110,14 @@ bool ShmLink::writeDescriptor(Transfer* t) {
     std::memcpy(out_->payload(head), &d, sizeof d);
     t->headerDone = true;
     t->directSeq = d.seq;
-    out_->head.value.store(head + 1, std::memory_order_release);
+    out_->publish(head);
     return true;
 }
 
 bool ShmLink::unclaimedHeader(WireHeader* h) const {
     if (!recvs_.empty() || broken()) return false;
     const uint64_t tail = in_->tail.value.load(std::memory_order_relaxed);
-    if (tail == in_->head.value.load(std::memory_order_acquire)) return false;
+    if (!in_->arrived(tail)) return false;
     const SlotHeader* slot = in_->header(tail);
     if ((slot->flags & kFirstFragment) == 0) return false;
     *h = slot->msg;
@@ -133,13 +136,21 @@ bool ShmLink::progressRecvs() {
     return moved;
 }
 
+// The consumer's tail is read only when the slots known free run out: it is a line
+// the peer writes after every fragment, and reading it per send would wait for it.
+bool ShmLink::ringFull(uint64_t head) {
+    if (head - tailSeen_ < kSlots) return false;
+    tailSeen_ = out_->tail.value.load(std::memory_order_acquire);
+    return head - tailSeen_ >= kSlots;
+}
+
 // Fills free slots with the next fragments; a zero-byte message still takes one
 // slot so its header (and the op check) reaches the peer.
 bool ShmLink::writeFragments(Transfer* t) {
     bool wrote = false;
     uint64_t head = out_->head.value.load(std::memory_order_relaxed);
     while (!t->complete) {
-        if (head - out_->tail.value.load(std::memory_order_acquire) >= kSlots) break;  // ring full
+        if (ringFull(head)) break;
         SlotHeader* h = out_->header(head);
         size_t n = std::min(kSlotPayload, t->bytes - t->moved);
         h->fragBytes = static_cast<uint32_t>(n);
@@ -148,7 +159,7 @@ bool ShmLink::writeFragments(Transfer* t) {
         if (n > 0) std::memcpy(out_->payload(head), static_cast<const char*>(t->src) + t->moved, n);
         t->headerDone = true;
         t->moved += n;
-        out_->head.value.store(++head, std::memory_order_release);
+        out_->publish(head++);
         wrote = true;
         if (t->moved == t->bytes) t->complete = true;
     }
@@ -158,7 +169,7 @@ bool ShmLink::writeFragments(Transfer* t) {
 int ShmLink::readFragments(Transfer* t) {
     int advanced = 0;
     uint64_t tail = in_->tail.value.load(std::memory_order_relaxed);
-    while (!t->complete && tail != in_->head.value.load(std::memory_order_acquire)) {
+    while (!t->complete && in_->arrived(tail)) {
         const SlotHeader* h = in_->header(tail);
         if (!t->headerDone) {
             std::string mismatch = (h->flags & kFirstFragment) ? headerMismatch(h->msg, commId(), t->tag, t->bytes)
@@ -248,9 +259,20 @@ void ShmLink::withdrawDirectSends() {
     out_->withdrawn.value.store(directSent_, std::memory_order_seq_cst);
     const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(1);
     while (out_->reading.value.load(std::memory_order_seq_cst) != 0) {
-        if (!peerInProcess_ && std::chrono::steady_clock::now() > giveUp) break;
+        if (!peerInProcess_ && (std::chrono::steady_clock::now() > giveUp || peerProcessGone())) break;
         std::this_thread::yield();
     }
+}
+
+// A peer that died mid-read never clears `reading`: without this, destroying after
+// its death waited out the whole second (1.15 s seen, 4 ranks, the victim killed
+// during a single-copy read). Both signs are asked for: the control socket's end is
+// closed (a live peer that shut its link down closes it too) and its process has ended.
+bool ShmLink::peerProcessGone() const {
+    if (!control_.valid()) return false;
+    char byte;
+    if (::recv(control_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT) != 0) return false;
+    return processEnded(static_cast<pid_t>(peerPid_));
 }
 
 // The peer's end of the control socket closes when its process exits.

@@ -50,10 +50,12 @@ private:
     bool progressRecvs();
     bool writeFragments(Transfer* t);  // true if any fragment was written
     bool writeDescriptor(Transfer* t);  // single copy: false when the data cannot be shared
+    bool ringFull(uint64_t head);      // every slot up to `head` still unread
     int readFragments(Transfer* t);    // -1 failed, 0 nothing, 1 advanced
     int readDirect(Transfer* t, const shm::SlotHeader* h, const unsigned char* payload);
     void checkPeerAlive();
     void withdrawDirectSends();
+    bool peerProcessGone() const;  // its process exited (not just its link shut)
     void ringPeer();  // after any change the peer may be waiting for
     void onBroken() override;
     void onAbandoned() override { withdrawDirectSends(); }
@@ -65,8 +67,10 @@ private:
     shm::Bell* peerBell_;
     net::Fd control_;
     bool peerInProcess_;
+    uint32_t peerPid_;
     shm::PeerMemory peerMemory_;
     uint64_t directSent_ = 0;
+    uint64_t tailSeen_ = 0;  // the consumer's tail when last read (it only grows)
     std::string peerHost_;
     std::chrono::steady_clock::time_point lastLivenessCheck_{};
     uint32_t idleChecks_ = 0;

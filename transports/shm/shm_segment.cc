@@ -51,6 +51,7 @@ void initWords(Segment* seg) {
         new (&r.head.value) std::atomic<uint64_t>(0);
         new (&r.tail.value) std::atomic<uint64_t>(0);
         new (&r.acked.value) std::atomic<uint64_t>(0);
+        for (uint64_t n = 0; n < kSlots; ++n) new (&r.header(n)->stamp) std::atomic<uint32_t>(0);
     }
 }
 

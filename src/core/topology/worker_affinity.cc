@@ -1,0 +1,36 @@
+#include "core/topology/worker_affinity.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include "common/env.h"
+#include "common/log.h"
+
+namespace hostccl {
+
+int workerCpuFor(uint32_t machineIndex, uint32_t ranksOnMachine) {
+    if (!env::getBool("HOSTCCL_BIND_WORKERS")) return -1;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const int allowed = CPU_COUNT(&set);
+    if (online <= 1 || allowed != online || ranksOnMachine > uint32_t(allowed)) return -1;
+    int nth = static_cast<int>(machineIndex % uint32_t(allowed));
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+        if (CPU_ISSET(cpu, &set) && nth-- == 0) return cpu;
+    return -1;
+}
+
+void keepThisThreadOn(int cpu) {
+    thread_local int boundTo = -1;
+    if (cpu < 0 || cpu == boundTo) return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+    if (rc != 0) log::debug("stream thread: cannot bind to CPU {} (error {}); left unbound", cpu, rc);
+    boundTo = cpu;  // one attempt per thread and CPU
+}
+
+}  // namespace hostccl

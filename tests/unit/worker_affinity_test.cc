@@ -1,0 +1,163 @@
+// Stream threads kept to one core each when the machine has a core per rank
+// (core/topology/worker_affinity.h), and the process-state check that lets a link stop
+// waiting for a peer that died mid-read (common/process_state.h).
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <dirent.h>
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl/acl.h"
+#include "common/process_state.h"
+#include "core/topology/worker_affinity.h"
+#include "hccl/hccl.h"
+
+namespace {
+
+std::vector<int> allowedCpus() {
+    cpu_set_t set;
+    EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+    std::vector<int> cpus;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &set)) cpus.push_back(c);
+    return cpus;
+}
+
+bool processUnbound() { return long(allowedCpus().size()) == sysconf(_SC_NPROCESSORS_ONLN) && allowedCpus().size() >= 2; }
+
+struct EnvOverride {
+    const char* name;
+    EnvOverride(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
+    ~EnvOverride() { unsetenv(name); }
+};
+
+// The CPU lists of this process's threads that may run on exactly one CPU.
+std::multiset<std::string> singleCpuThreads() {
+    std::multiset<std::string> found;
+    DIR* d = opendir("/proc/self/task");
+    while (dirent* e = readdir(d)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream status(std::string("/proc/self/task/") + e->d_name + "/status");
+        for (std::string line; std::getline(status, line);) {
+            if (line.rfind("Cpus_allowed_list:", 0) != 0) continue;
+            std::string list = line.substr(line.find_first_not_of(" \t", 18));
+            if (list.find_first_of(",-") == std::string::npos) found.insert(list);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+// Two ranks as threads, one 8-byte allreduce each, then the single-CPU threads seen.
+std::multiset<std::string> bindingsAfterAnAllreduce() {
+    std::vector<int32_t> devices = {0, 1};
+    std::vector<HcclComm> comms(2);
+    EXPECT_EQ(HcclCommInitAll(2, devices.data(), comms.data()), HCCL_SUCCESS);
+    std::vector<aclrtStream> streams(2);
+    std::vector<float> send = {1, 2}, recv(2);
+    std::vector<std::thread> ranks;
+    for (int r = 0; r < 2; ++r)
+        ranks.emplace_back([&, r] {
+            aclrtSetDevice(r);
+            EXPECT_EQ(aclrtCreateStream(&streams[r]), ACL_SUCCESS);
+            std::vector<float> mine = {float(r + 1), float(r + 2)}, out(2);
+            EXPECT_EQ(HcclAllReduce(mine.data(), out.data(), 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r], streams[r]),
+                      HCCL_SUCCESS);
+            EXPECT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS);
+            EXPECT_EQ(out[0], 3.0f);
+            EXPECT_EQ(out[1], 5.0f);
+        });
+    for (auto& t : ranks) t.join();
+    std::multiset<std::string> seen = singleCpuThreads();
+    for (int r = 0; r < 2; ++r) {
+        aclrtDestroyStream(streams[r]);
+        HcclCommDestroy(comms[r]);
+    }
+    return seen;
+}
+
+}  // namespace
+
+TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
+    if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one): nothing to spread";
+    const std::vector<int> cpus = allowedCpus();
+    const uint32_t n = static_cast<uint32_t>(cpus.size());
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(hostccl::workerCpuFor(i, n), cpus[i]);
+    EXPECT_EQ(hostccl::workerCpuFor(0, n + 1), -1) << "more ranks than cores: the scheduler decides";
+    EnvOverride off("HOSTCCL_BIND_WORKERS", "0");
+    EXPECT_EQ(hostccl::workerCpuFor(0, 1), -1);
+}
+
+TEST(WorkerAffinity, LeavesABoundProcessAlone) {
+    const std::vector<int> cpus = allowedCpus();
+    std::thread narrowed([&] {  // the mask read is the calling thread's
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus[0], &one);
+        ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+        EXPECT_EQ(hostccl::workerCpuFor(0, 1), -1);
+        if (cpus.size() >= 3) {  // bound to a subset of several cores: still the launcher's choice
+            cpu_set_t two;
+            CPU_ZERO(&two);
+            CPU_SET(cpus[0], &two);
+            CPU_SET(cpus[1], &two);
+            ASSERT_EQ(sched_setaffinity(0, sizeof two, &two), 0);
+            EXPECT_EQ(hostccl::workerCpuFor(0, 2), -1);
+        }
+    });
+    narrowed.join();
+}
+
+TEST(WorkerAffinity, KeepsTheCallingThreadOnItsCore) {
+    const std::vector<int> cpus = allowedCpus();
+    std::thread t([&] {
+        hostccl::keepThisThreadOn(cpus.back());
+        cpu_set_t set;
+        ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+        EXPECT_EQ(CPU_COUNT(&set), 1);
+        EXPECT_TRUE(CPU_ISSET(cpus.back(), &set));
+        hostccl::keepThisThreadOn(-1);  // -1: left as it is
+        ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+        EXPECT_EQ(CPU_COUNT(&set), 1);
+    });
+    t.join();
+}
+
+// The two ranks' stream threads end on two different cores, and only with binding on.
+TEST(WorkerAffinity, TwoThreadRanksRunOnTwoCores) {
+    if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
+    {
+        EnvOverride off("HOSTCCL_BIND_WORKERS", "0");
+        EXPECT_TRUE(bindingsAfterAnAllreduce().empty());
+    }
+    const std::multiset<std::string> bound = bindingsAfterAnAllreduce();
+    const std::vector<int> cpus = allowedCpus();
+    EXPECT_EQ(bound, (std::multiset<std::string>{std::to_string(cpus[0]), std::to_string(cpus[1])}));
+}
+
+TEST(ProcessState, AZombieHasEndedAndALiveChildHasNot) {
+    const pid_t live = fork();
+    if (live == 0) {
+        pause();
+        _exit(0);
+    }
+    const pid_t zombie = fork();
+    if (zombie == 0) _exit(3);
+    // Wait for the zombie state without reaping it.
+    siginfo_t info{};
+    ASSERT_EQ(waitid(P_PID, id_t(zombie), &info, WEXITED | WNOWAIT), 0);
+    EXPECT_TRUE(hostccl::processEnded(zombie));
+    EXPECT_FALSE(hostccl::processEnded(live));
+    EXPECT_FALSE(hostccl::processEnded(getpid()));
+    kill(live, SIGKILL);
+    waitpid(live, nullptr, 0);
+    waitpid(zombie, nullptr, 0);
+    EXPECT_TRUE(hostccl::processEnded(zombie)) << "reaped: no such process";
+}
