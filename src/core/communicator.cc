@@ -372,6 +372,9 @@ struct CommTable {
     std::mutex mutex;
     std::set<const void*> live;
     std::vector<Communicator*> ordered;
+    // Bumped (under the mutex) whenever `live` changes: a thread that found a handle
+    // live at some generation knows it still is while the generation stands.
+    std::atomic<uint64_t> generation{0};
 };
 CommTable& table() {
     static CommTable* t = new CommTable;
@@ -382,17 +385,27 @@ CommTable& table() {
 bool registerComm(Communicator* c) {
     std::lock_guard<std::mutex> lock(table().mutex);
     table().ordered.push_back(c);
+    table().generation.fetch_add(1, std::memory_order_release);
     return table().live.insert(c).second;
 }
 
+// Every API call asks this. Each thread remembers the last handle it found live: with
+// 1024 thread ranks, one global lock and a tree walk per call were shared by all of them.
 bool commAlive(const void* handle) {
+    thread_local const void* lastLive = nullptr;
+    thread_local uint64_t lastGeneration = 0;
+    if (handle == lastLive && table().generation.load(std::memory_order_acquire) == lastGeneration) return true;
     std::lock_guard<std::mutex> lock(table().mutex);
-    return table().live.count(handle) == 1;
+    if (table().live.count(handle) == 0) return false;
+    lastLive = handle;
+    lastGeneration = table().generation.load(std::memory_order_relaxed);
+    return true;
 }
 
 Communicator* unregisterComm(const void* handle) {
     std::lock_guard<std::mutex> lock(table().mutex);
     if (table().live.erase(handle) == 0) return nullptr;
+    table().generation.fetch_add(1, std::memory_order_release);
     auto& v = table().ordered;
     v.erase(std::remove(v.begin(), v.end(), handle), v.end());
     return static_cast<Communicator*>(const_cast<void*>(handle));

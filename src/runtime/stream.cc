@@ -156,15 +156,14 @@ struct StreamTable {
     std::mutex mutex;
     std::unordered_map<Stream*, std::shared_ptr<Stream>> live;
     std::shared_ptr<Stream> defaultStream;
+    std::atomic<uint64_t> generation{0};  // bumped under the mutex when a stream goes away
 };
 StreamTable& streamTable() {
     static StreamTable* t = new StreamTable;  // outlives static destructors of users
     return *t;
 }
-}  // namespace
 
-std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
-    StreamTable& t = streamTable();
+std::shared_ptr<Stream> lookUp(StreamTable& t, aclrtStream handle) {
     std::lock_guard<std::mutex> lock(t.mutex);
     if (handle == nullptr) {
         if (!t.defaultStream) t.defaultStream = std::make_shared<Stream>(currentDeviceOr(0));
@@ -172,6 +171,26 @@ std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
     }
     auto it = t.live.find(static_cast<Stream*>(handle));
     return it == t.live.end() ? nullptr : it->second;
+}
+}  // namespace
+
+// Every queued op asks this. Each thread remembers the last stream it resolved (weakly:
+// the cache never keeps a destroyed stream's worker alive), so a call takes no global
+// lock while no stream has gone away since.
+std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
+    struct Last {
+        aclrtStream handle = nullptr;
+        uint64_t generation = UINT64_MAX;
+        std::weak_ptr<Stream> stream;
+    };
+    thread_local Last last;
+    StreamTable& t = streamTable();
+    const uint64_t generation = t.generation.load(std::memory_order_acquire);
+    if (handle == last.handle && generation == last.generation)
+        if (std::shared_ptr<Stream> s = last.stream.lock()) return s;
+    std::shared_ptr<Stream> s = lookUp(t, handle);
+    if (s) last = Last{handle, generation, s};
+    return s;
 }
 
 aclrtStream createStream() {
@@ -194,6 +213,7 @@ bool destroyStream(aclrtStream handle) {
         if (it == t.live.end()) return false;
         victim = std::move(it->second);
         t.live.erase(it);
+        t.generation.fetch_add(1, std::memory_order_release);
     }
     return true;  // victim's destructor drains and joins outside the lock
 }

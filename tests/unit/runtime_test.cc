@@ -31,6 +31,18 @@ TEST(Stream, RunsTasksInOrderAndSynchronizeWaitsForThem) {
     for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
 }
 
+// A thread remembers the last stream it resolved; destroying the stream must still
+// make its handle dead to that thread.
+TEST(Stream, ADestroyedStreamIsDeadToTheThreadThatUsedIt) {
+    aclrtStream s = nullptr;
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_NE(hostccl::runtime::resolveStream(s), nullptr);
+    ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    EXPECT_EQ(hostccl::runtime::resolveStream(s), nullptr);
+    EXPECT_NE(aclrtSynchronizeStream(s), ACL_SUCCESS);
+}
+
 // Producers and synchronizers race: every synchronize must return with all the work
 // its thread enqueued done (the worker counts without the lock and wakes waiters
 // only at the count they wait for). With callers allowed to run tasks, the
