@@ -283,7 +283,7 @@ void Communicator::buildView() {
     // spinning first, 31-59 us yielding at once; Open MPI 47).
     machineCrowded_ = ranksOnThisMachine() > usableCores();
     view_.crowded = machineCrowded_;
-    workerCpu_ = workerCpuFor(indexOnThisMachine(), ranksOnThisMachine());
+    workerCpu_ = claimWorkerCpu(device_, indexOnThisMachine(), ranksOnThisMachine());
     view_.algoOverride = options_.algoOverride;
     std::vector<std::string> hosts;
     std::vector<uint32_t> nodeOf;

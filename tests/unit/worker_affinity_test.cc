@@ -95,6 +95,24 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
     EXPECT_EQ(hostccl::workerCpuFor(0, 1), -1);
 }
 
+// The first communicator of a device with two or more ranks here decides; a
+// sub-communicator that numbers the machine's ranks differently gets the same CPU.
+TEST(WorkerAffinity, TheFirstCommunicatorOfADeviceDecides) {
+    if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
+    const std::vector<int> cpus = allowedCpus();
+    EXPECT_EQ(hostccl::claimWorkerCpu(1007, 1, 2), cpus[1]);
+    EXPECT_EQ(hostccl::claimWorkerCpu(1007, 0, 2), cpus[1]) << "a sub-communicator's numbering must not move it";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1008, 0, 1), -1) << "one rank here says nothing about placement";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1008, 1, 2), cpus[1]) << "so a later communicator decides";
+    {
+        EnvOverride off("HOSTCCL_BIND_WORKERS", "0");
+        EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), -1);
+    }
+    EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), cpus[1]) << "switched off, nothing was decided";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1010, 0, uint32_t(cpus.size()) + 1), -1) << "crowded";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1010, 0, 2), -1) << "the crowded decision stands";
+}
+
 TEST(WorkerAffinity, LeavesABoundProcessAlone) {
     const std::vector<int> cpus = allowedCpus();
     std::thread narrowed([&] {  // the mask read is the calling thread's

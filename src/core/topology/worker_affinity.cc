@@ -4,13 +4,20 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <map>
+#include <mutex>
+
 #include "common/env.h"
 #include "common/log.h"
 
 namespace hostccl {
 
+namespace {
+bool bindingWanted() { return env::getBool("HOSTCCL_BIND_WORKERS"); }
+}  // namespace
+
 int workerCpuFor(uint32_t machineIndex, uint32_t ranksOnMachine) {
-    if (!env::getBool("HOSTCCL_BIND_WORKERS")) return -1;
+    if (!bindingWanted()) return -1;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
@@ -20,6 +27,18 @@ int workerCpuFor(uint32_t machineIndex, uint32_t ranksOnMachine) {
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
         if (CPU_ISSET(cpu, &set) && nth-- == 0) return cpu;
     return -1;
+}
+
+int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachine) {
+    static std::mutex mutex;
+    static std::map<int32_t, int>* decided = new std::map<int32_t, int>;  // streams may run ops during exit
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = decided->find(device);
+    if (it != decided->end()) return it->second;
+    if (ranksOnMachine < 2 || !bindingWanted()) return -1;  // nothing decided: a later one may
+    const int cpu = workerCpuFor(machineIndex, ranksOnMachine);
+    decided->emplace(device, cpu);
+    return cpu;
 }
 
 void keepThisThreadOn(int cpu) {

@@ -16,6 +16,14 @@ namespace hostccl {
 // a bound process, a crowded machine). Reads the calling thread's affinity.
 int workerCpuFor(uint32_t machineIndex, uint32_t ranksOnMachine);
 
+// The CPU for a communicator's rank on `device`, decided once per device by the first
+// communicator created there that has at least two ranks on this machine (usually the
+// world's): a sub-communicator numbers the machine's ranks differently (ranks 0 and 2
+// of two pairs are both its first), and binding by it would stack ranks on one core.
+// Later communicators of the device get the same CPU; -1 until one decides, and for good
+// when the first that could decided against binding (HOSTCCL_BIND_WORKERS=0 decides nothing).
+int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachine);
+
 // Binds the calling thread to `cpu`; a thread already bound there by this call does
 // nothing (the check is a thread-local compare).
 void keepThisThreadOn(int cpu);
