@@ -80,8 +80,9 @@ measure_once() {  # <coll> <family> <bytes>
 header | tee "$logs/table"
 for h in $hosts_list; do
     n=$((h * per_host)) layout="$((h * per_host)) $per_host" platform=$logs/platform.$h.json
-    # The emulated hosts share this machine's cores: each gets its part.
-    cores=(--cores $(( $(nproc) / h > 0 ? $(nproc) / h : 1 )))
+    # The emulated hosts share this machine's cores: each gets its part (below one
+    # core, one core at that part of its speed).
+    cores=(--cores "$(awk -v n="$(nproc)" -v h="$h" 'BEGIN { c = n / h; if (c >= 1) c = int(c); printf "%g", c }')")
     hosts "$h" none
     launch "$n" "$sim" --probe > "$platform"
     grep -q '"hosts"' "$platform" || { cat "$platform" "$logs"/rank.*; echo "probe on $h hosts failed"; exit 1; }

@@ -53,6 +53,29 @@ TEST(SimNetwork, AMessageTakesItsBytesAtTheFlowRatePlusAlpha) {
     EXPECT_DOUBLE_EQ(remote.arrived, 1000 * 2e-9 + 10e-6);
 }
 
+// A link's step is the least a message takes from when it can move: a small message
+// arrives a step later, one whose wire time is longer hides it (alpha still follows).
+TEST(SimNetwork, AStepIsTheLeastAMessageTakesAndTheWireHidesIt) {
+    Platform p = twoHosts();
+    p.net.step = 50e-6;
+    Network net(p);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 2, 1000, 5e-6).arrived, 5e-6 + 50e-6);  // 2 us of bytes + 10 us alpha
+    EXPECT_DOUBLE_EQ(net.transfer(1, 3, 100000, 0).arrived, 100000 * 2e-9 + 10e-6);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 1, 1000, 0).arrived, 1000 * 1e-9 + 1e-6);  // the shm link has none
+}
+
+// Hosts that share a machine's cores get a part of one: work on it takes longer by
+// that part, a message's CPU share too.
+TEST(SimNetwork, APartOfACoreWorksAtItsSpeed) {
+    Platform p = twoHosts();
+    p.coresPerHost = 1;
+    p.coreSpeed = 0.5;
+    Network net(p);
+    EXPECT_DOUBLE_EQ(net.transfer(0, 1, 100000, 0).arrived, 200e-6);  // a single copy: the receiver's pass
+    EXPECT_DOUBLE_EQ(net.work(0, 1e-3, 0), 200e-6 + 2e-3);  // host 0's core, after that pass
+    EXPECT_DOUBLE_EQ(net.work(1, 1e-3, 0), 2e-3);
+}
+
 TEST(SimNetwork, RanksOfOneHostShareItsNic) {
     Platform p = twoHosts();
     p.nicBytesPerSec = 1e9;  // 1 GB/s per direction: two 0.5 GB/s flows fill it
@@ -197,7 +220,7 @@ TEST(SimNetwork, DataBeyondTheCacheMovesAtTheBulkRates) {
 TEST(SimPlatform, ReadsAFileAndWritesItBack) {
     const std::string text = R"({"hosts": 4, "ranks_per_host": 8, "cores_per_host": 16,
         "shm": {"alpha_us": 1.5, "bandwidth_GBps": 6},
-        "net": {"alpha_us": 20, "bandwidth_GBps": 1.1, "nic_GBps": 12.5, "kind": "rdma"},
+        "net": {"alpha_us": 20, "bandwidth_GBps": 1.1, "nic_GBps": 12.5, "kind": "rdma", "step_us": 40},
         "switch": {"hosts_per_leaf": 2, "oversubscription": 3},
         "reduce_GBps": 4, "copy_GBps": 8,
         "bulk": {"curve": [[1048576, 0], [67108864, 1]], "shm_GBps": 3, "reduce_GBps": 2, "net_cpu_share": 0.8}})";
@@ -213,6 +236,8 @@ TEST(SimPlatform, ReadsAFileAndWritesItBack) {
     EXPECT_EQ(p.ranks(), 32u);
     EXPECT_EQ(p.cores(), 16u);
     EXPECT_DOUBLE_EQ(p.shm.alpha, 1.5e-6);
+    EXPECT_DOUBLE_EQ(p.net.step, 40e-6);
+    EXPECT_DOUBLE_EQ(p.shm.step, 0);
     EXPECT_DOUBLE_EQ(p.net.beta, 1e-9 / 1.1);
     EXPECT_EQ(p.netClass, LinkClass::Rdma);
     EXPECT_DOUBLE_EQ(p.nicBytesPerSec, 12.5e9);
@@ -220,6 +245,23 @@ TEST(SimPlatform, ReadsAFileAndWritesItBack) {
     EXPECT_DOUBLE_EQ(p.oversubscription, 3);
     Platform again;
     ASSERT_TRUE(parsePlatform(platformJson(p), &again, &why)) << why;
+    EXPECT_EQ(platformJson(again), platformJson(p));
+}
+
+// Below 1, cores_per_host is a part of one core (emulated hosts sharing a machine's).
+TEST(SimPlatform, ReadsAPartOfACore) {
+    const std::string text = R"({"hosts": 4, "ranks_per_host": 2, "cores_per_host": 0.5,
+        "shm": {"alpha_us": 1.5, "bandwidth_GBps": 6}, "net": {"alpha_us": 20, "bandwidth_GBps": 1.1},
+        "reduce_GBps": 4, "copy_GBps": 8})";
+    Platform p;
+    std::string why;
+    ASSERT_TRUE(parsePlatform(text, &p, &why)) << why;
+    EXPECT_EQ(p.cores(), 1u);
+    EXPECT_DOUBLE_EQ(p.coreSpeed, 0.5);
+    EXPECT_TRUE(p.crowded());
+    Platform again;
+    ASSERT_TRUE(parsePlatform(platformJson(p), &again, &why)) << why;
+    EXPECT_DOUBLE_EQ(again.coreSpeed, 0.5);
     EXPECT_EQ(platformJson(again), platformJson(p));
 }
 
@@ -234,6 +276,8 @@ TEST(SimPlatform, BadFilesNameTheFieldAndChangeNothing) {
         {R"({"hosts": 2, "ranks_per_host": 8, "shm": {"alpha_us": -1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1}, "reduce_GBps": 4, "copy_GBps": 8})", "'shm.alpha_us' must be 0 or more"},
         {R"({"hosts": 2, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'net.alpha_us' is missing"},
         {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": "fast"}, "reduce_GBps": 4, "copy_GBps": 8})", "'shm.bandwidth_GBps' must be a number"},
+        {R"({"hosts": 1, "ranks_per_host": 8, "cores_per_host": 2.5, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'cores_per_host' must be a whole number, or a part of one core below 1"},
+        {R"({"hosts": 2, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1, "step_us": -3}, "reduce_GBps": 4, "copy_GBps": 8})", "'net.step_us' must be 0 or more"},
         {R"({"hosts": 1.5, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "reduce_GBps": 4, "copy_GBps": 8})", "'hosts' must be a whole number"},
         {R"({"hosts": 65536, "ranks_per_host": 65536, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "net": {"alpha_us": 1, "bandwidth_GBps": 1}, "reduce_GBps": 4, "copy_GBps": 8})", "more than 16777216 ranks"},
         {R"({"hosts": 1, "ranks_per_host": 8, "shm": {"alpha_us": 1, "bandwidth_GBps": 6}, "copy_GBps": 8})", "'reduce_GBps' is missing"},

@@ -160,27 +160,33 @@ HcclResult measureNetPair(const std::vector<HcclComm>& comms, uint32_t a, uint32
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, both, out) : rc;
 }
 
-// The ranks of host 0 (the host of rank 0), in rank order.
-std::vector<uint32_t> firstHostRanks(HcclComm comm) {
+// The ranks an 8-byte ring times its steps among: host 0's (the host of rank 0),
+// whose steps are all shared memory, or every rank, whose flat ring crosses between
+// hosts at every step (a step lasts as long as its slowest message: a crossing one).
+enum class StepRing { FirstHost, Everyone };
+
+std::vector<uint32_t> stepRingRanks(HcclComm comm, StepRing which) {
     uint32_t n = 0, host = 0;
     std::vector<uint32_t> out;
     if (HcclGetRankSize(comm, &n) != HCCL_SUCCESS) return out;
     for (uint32_t r = 0; r < n; ++r)
-        if (HostcclCommGetRankHost(comm, r, &host) == HCCL_SUCCESS && host == 0) out.push_back(r);
+        if (which == StepRing::Everyone || (HostcclCommGetRankHost(comm, r, &host) == HCCL_SUCCESS && host == 0))
+            out.push_back(r);
     return out;
 }
 
-// One rank's part of timing a step inside host 0: an 8-byte ring allreduce among
-// host 0's ranks (a sub-communicator per `round` with the ring forced: 2(k - 1) steps, each
-// waiting for the one before it), 200 back to back on the stream as a perf tool's
-// loop runs them, the best of kRuns; on rank 0, the time per step. Ranks of other
-// hosts return at once.
-HcclResult timeHostRing(HcclComm comm, uint32_t round, double* perStep) {
+// One rank's part of timing a step of a real op: an 8-byte ring allreduce among the
+// ranks `which` names (a sub-communicator per `round` with the ring forced: 2(k - 1)
+// steps, each waiting for the one before it), 200 back to back on the stream as a perf
+// tool's loop runs them, the best of kRuns; on rank 0, the time per step. Ranks not in
+// the ring return at once.
+HcclResult timeRingStep(HcclComm comm, StepRing which, uint32_t round, double* perStep) {
     constexpr int kOps = 200, kWarmup = 50;
-    const uint64_t subCommId = 0x5349'4d53'5445'5000 + round;  // "SIMSTEP", one per round
+    // "SIMSTEP", one per ring and round
+    const uint64_t subCommId = 0x5349'4d53'5445'5000 + (which == StepRing::Everyone ? 0x100 : 0) + round;
     uint32_t me = 0;
     if (HcclGetRankId(comm, &me) != HCCL_SUCCESS) return HCCL_E_PARA;
-    std::vector<uint32_t> ring = firstHostRanks(comm);
+    std::vector<uint32_t> ring = stepRingRanks(comm, which);
     const auto at = std::find(ring.begin(), ring.end(), me);
     if (at == ring.end() || ring.size() < 2) return HCCL_SUCCESS;
     HcclCommConfig config;
@@ -212,12 +218,12 @@ HcclResult timeHostRing(HcclComm comm, uint32_t round, double* perStep) {
     return rc;
 }
 
-// Every rank's part of timeHostRing (each of `comms` on a thread: every rank here, or
+// Every rank's part of timeRingStep (each of `comms` on a thread: every rank here, or
 // this process's one), in kRounds rounds on fresh threads, the best round on rank 0: where
 // the scheduler places two ranks that wait on each other on one core, every step
 // pays a switch (2 thread ranks: 5 us a step against 1.3 in some probes), a
 // placement that holds for a thread's life.
-HcclResult hostRingStep(const std::vector<HcclComm>& comms, double* perStep) {
+HcclResult ringStep(const std::vector<HcclComm>& comms, StepRing which, double* perStep) {
     constexpr int kRounds = 5;
     double best = 0;
     for (int round = 0; round < kRounds; ++round) {
@@ -225,7 +231,7 @@ HcclResult hostRingStep(const std::vector<HcclComm>& comms, double* perStep) {
         std::vector<double> steps(comms.size(), 0);
         std::vector<std::thread> ranks;
         for (size_t c = 0; c < comms.size(); ++c)
-            ranks.emplace_back([&, c] { rcs[c] = timeHostRing(comms[c], uint32_t(round), &steps[c]); });
+            ranks.emplace_back([&, c] { rcs[c] = timeRingStep(comms[c], which, uint32_t(round), &steps[c]); });
         for (std::thread& t : ranks) t.join();
         for (HcclResult rc : rcs)
             if (rc != HCCL_SUCCESS) return rc;
@@ -261,8 +267,9 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
     if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measureNetPair(comms, 0, p->ranksPerHost, false, &net);
     const bool tcp = p->hosts > 1 && p->netClass == LinkClass::Tcp;
     if (rc == HCCL_SUCCESS && tcp) rc = measureNetPair(comms, 0, p->ranksPerHost, true, &netBoth);
-    double hostStep = 0;
-    if (rc == HCCL_SUCCESS && p->ranksPerHost > 1) rc = hostRingStep(comms, &hostStep);
+    double hostStep = 0, netStep = 0;
+    if (rc == HCCL_SUCCESS && p->ranksPerHost > 1) rc = ringStep(comms, StepRing::FirstHost, &hostStep);
+    if (rc == HCCL_SUCCESS && p->hosts > 1) rc = ringStep(comms, StepRing::Everyone, &netStep);
     if (rc != HCCL_SUCCESS) {
         *why = fmt::format("exchanging up to {} MiB to measure link rates failed: {}", kBulkBytes >> 20,
                            HcclGetErrorString(rc));
@@ -285,6 +292,13 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
         p->shm.alpha = std::max(p->shm.alpha, hostStep);
         p->shm.alphaCrowded = std::max(p->shm.alphaCrowded, hostStep);
     }
+    // With every rank running, a step of a flat ring over them all is the least any
+    // message takes (LinkModel::step), not an alpha added to its bytes: a real op's
+    // waits overlap its bytes on the wire (8 ranks on 4 namespace hosts sharing 2
+    // cores: 37-45 us a step of an 8-byte op, where 8 KiB through a 1 Gbit/s shaper
+    // take 68 us a step, the wire's 65 and 3). Shared memory too: a ring's message
+    // inside a host waits for its receiver as long as a crossing one does, there.
+    p->net.step = p->shm.step = netStep;
     if (p->crowded() || !shmProbed) p->shm.beta = shm.cacheBeta;
     // A single copy is a memcpy: no faster than the copy kernel in cache (a difference
     // of two timings can read faster on a crowded host).

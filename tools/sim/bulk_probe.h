@@ -26,7 +26,9 @@ namespace hostccl::sim {
 // across a shaper, both ways through its queues). Host 0's ranks also run 8-byte ring
 // allreduces among themselves, and the shm alphas become at least a step of those:
 // a step of a real op waits for its peer to be scheduled, which the init probe's
-// shift between idle links does not see. Other ranks only take part.
+// shift between idle links does not see; with several hosts every rank then runs
+// them in one flat ring, whose step becomes the least time of any message, shared
+// memory's or the net's (LinkModel::step). Other ranks only take part.
 bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed, std::string* why);
 
 }  // namespace hostccl::sim

@@ -23,7 +23,10 @@ void addOptions(CLI::App& app, SimOptions* o) {
     app.add_option("--hosts", o->hosts, "hosts (default 1, or the platform file's)")->check(CLI::PositiveNumber);
     app.add_option("--ranks-per-host", o->ranksPerHost, "ranks on each host (default 8, or the platform file's)")
         ->check(CLI::PositiveNumber);
-    app.add_option("--cores", o->cores, "cores per host (default: one per rank)")->check(CLI::PositiveNumber);
+    app.add_option("--cores", o->cores,
+                   "cores per host (default: one per rank); below 1, one core at that part of its speed "
+                   "(emulated hosts sharing one machine's cores)")
+        ->check(CLI::PositiveNumber);
     app.add_option("-n,--ranks", o->ranksText, "total rank counts to sweep, e.g. 64,1024,16384 (multiples of ranks per host)");
     app.add_option("--net-alpha-us", o->netAlphaUs, "latency between hosts, microseconds");
     app.add_option("--net-GBps", o->netGBps, "one flow's bandwidth between hosts, GB/s");
@@ -101,7 +104,14 @@ bool applyOverrides(const SimOptions& o, Platform* p, std::string* why) {
     };
     if (o.hosts > 0) p->hosts = o.hosts;
     if (o.ranksPerHost > 0) p->ranksPerHost = o.ranksPerHost;
-    if (o.cores > 0) p->coresPerHost = o.cores;
+    if (o.cores > 1 && o.cores != std::floor(o.cores)) {
+        *why = fmt::format("--cores must be a whole number, or a part of one core below 1 (got {})", o.cores);
+        return false;
+    }
+    if (o.cores > 0) {
+        p->coresPerHost = static_cast<uint32_t>(std::ceil(o.cores));
+        p->coreSpeed = o.cores < 1 ? o.cores : 1;
+    }
     if (!std::isnan(o.netAlphaUs)) {
         if (o.netAlphaUs < 0) return bad("--net-alpha-us", o.netAlphaUs);
         p->net.alpha = o.netAlphaUs * 1e-6;

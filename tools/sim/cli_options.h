@@ -20,7 +20,8 @@ struct SimOptions {
     std::string describePath;  // HostcclCommDescribe's text, saved
     bool probe = false;        // measure this host (or the launcher's job) and print the platform
     uint32_t probeRanks = 0;   // 0: one rank per process under a launcher, else 4 threads
-    uint32_t hosts = 0, ranksPerHost = 0, cores = 0;
+    uint32_t hosts = 0, ranksPerHost = 0;
+    double cores = 0;  // below 1: one core at that part of its speed
     // Not given: NaN (any number given, negative ones included, is checked).
     double netAlphaUs = kUnset, netGBps = kUnset, nicGBps = kUnset, oversubscription = kUnset, hostsPerLeaf = kUnset;
     std::string ranksText, collectivesText = "allreduce", sizesText = "1M";

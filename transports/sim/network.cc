@@ -43,6 +43,7 @@ void Network::forgetBefore(Time t) {
 
 Time Network::work(uint32_t host, double seconds, Time ready) {
     if (seconds <= 0) return ready;
+    seconds /= p_.coreSpeed;
     Cores& c = cores_[host];
     Time start = 0;
     const size_t k = c.soonest(ready, seconds, SIZE_MAX, &start);
@@ -102,8 +103,8 @@ MessageTiming Network::transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time
     // copy is all the receiver's), and across hosts the NICs and, between leaves,
     // the uplink and downlink.
     const bool single = p_.singleCopy(src, dst, bytes);
-    const double cpuOutSeconds = single ? 0 : b * perByte * link.cpuShare;
-    const double cpuInSeconds = single ? b * perByte : cpuOutSeconds;
+    const double cpuOutSeconds = (single ? 0 : b * perByte * link.cpuShare) / p_.coreSpeed;
+    const double cpuInSeconds = single ? b * perByte / p_.coreSpeed : cpuOutSeconds;
     Cores& cpuOut = cores_[from];
     Cores& cpuIn = cores_[to];
     const bool oneHost = &cpuIn == &cpuOut;
@@ -138,7 +139,7 @@ MessageTiming Network::transfer(uint32_t src, uint32_t dst, uint64_t bytes, Time
     // On one host both parts start with the message and end within it; across hosts a
     // core busy with other work holds the message back (its kernel work waits).
     const Time sent = std::max({start + seconds, wireEnd, outDone});
-    return MessageTiming{start, sent, std::max(sent + alphaOf(link), inDone)};
+    return MessageTiming{start, sent, std::max({sent + alphaOf(link), inDone, ready + link.step})};
 }
 
 }  // namespace hostccl::sim

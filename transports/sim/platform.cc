@@ -64,7 +64,7 @@ std::string Platform::summary() const {
     return fmt::format(
         "{} hosts x {} ranks ({} cores each); shm {:.2f}us {:.2f}GB/s; {} {:.2f}us {:.2f}GB/s per flow, NIC {}, "
         "switch {}; reduce {:.2f}GB/s, copy {:.2f}GB/s",
-        hosts, ranksPerHost, cores(), shm.alpha * 1e6, 1e-9 / shm.beta, linkClassName(netClass), net.alpha * 1e6,
+        hosts, ranksPerHost, cores() * coreSpeed, shm.alpha * 1e6, 1e-9 / shm.beta, linkClassName(netClass), net.alpha * 1e6,
         1e-9 / net.beta, nicBytesPerSec > 0 ? fmt::format("{:.2f}GB/s", nicBytesPerSec * 1e-9) : "unlimited",
         hostsPerSwitch == 0 ? std::string("non-blocking")
                             : fmt::format("{} hosts per leaf, {:.1f}:1", hostsPerSwitch, oversubscription),
@@ -126,14 +126,16 @@ public:
     // An alpha in microseconds and a bandwidth in GB/s, as people quote them.
     void link(const char* name, LinkModel* out, bool required) {
         double alphaUs = out->alpha * 1e6, gbps = out->beta > 0 ? 1e-9 / out->beta : 0,
-               crowdedUs = out->alphaCrowded * 1e6;
+               crowdedUs = out->alphaCrowded * 1e6, stepUs = out->step * 1e6;
         number(fmt::format("{}.alpha_us", name).c_str(), &alphaUs, required, false);
         number(fmt::format("{}.alpha_crowded_us", name).c_str(), &crowdedUs, false, false);
+        number(fmt::format("{}.step_us", name).c_str(), &stepUs, false, false);
         number(fmt::format("{}.bandwidth_GBps", name).c_str(), &gbps, required);
         number(fmt::format("{}.cpu_share", name).c_str(), &out->cpuShare, false, false, 1);
         if (!ok_) return;
         out->alpha = alphaUs * 1e-6;
         out->alphaCrowded = crowdedUs * 1e-6;
+        out->step = stepUs * 1e-6;
         out->beta = 1e-9 / gbps;
     }
 
@@ -150,6 +152,17 @@ public:
         if (!ok_) return;
         auto beta = [](double gbps) { return gbps > 0 ? 1e-9 / gbps : 0.0; };
         *out = BulkRates{std::move(curve), beta(shmGbps), beta(netGbps), beta(reduceGbps), beta(copyGbps), netCpuShare};
+    }
+    // Whole cores, or a part of one (below 1: one core at that speed); 0 or absent: a
+    // core per rank.
+    void cores(const char* path, uint32_t* count, double* speed) {
+        double x = *count * *speed;
+        number(path, &x, false, false, 1 << 24);
+        if (ok_ && x > 1 && x != std::floor(x))
+            return failWith(fmt::format("'{}' must be a whole number, or a part of one core below 1", path));
+        if (!ok_) return;
+        *count = x == 0 ? 0 : static_cast<uint32_t>(std::ceil(x));
+        *speed = x > 0 && x < 1 ? x : 1;
     }
     // [[bytes, fraction], ...]: bytes growing, fractions in [0, 1].
     void curvePoints(const char* path, std::vector<std::pair<uint64_t, double>>* out) {
@@ -204,7 +217,7 @@ bool parsePlatform(const std::string& text, Platform* out, std::string* why) {
     Reader r(j, why);
     r.count("hosts", &p.hosts, true);
     r.count("ranks_per_host", &p.ranksPerHost, true);
-    r.count("cores_per_host", &p.coresPerHost, false, false);
+    r.cores("cores_per_host", &p.coresPerHost, &p.coreSpeed);
     r.link("shm", &p.shm, true);
     r.link("net", &p.net, p.hosts > 1);
     r.linkClass("net.kind", &p.netClass);
@@ -236,11 +249,12 @@ std::string platformJson(const Platform& p) {
     auto link = [](const LinkModel& l) {
         json j{{"alpha_us", l.alpha * 1e6}, {"bandwidth_GBps", 1e-9 / l.beta}, {"cpu_share", l.cpuShare}};
         if (l.alphaCrowded > 0) j["alpha_crowded_us"] = l.alphaCrowded * 1e6;
+        if (l.step > 0) j["step_us"] = l.step * 1e6;
         return j;
     };
     json j{{"hosts", p.hosts},
            {"ranks_per_host", p.ranksPerHost},
-           {"cores_per_host", p.coresPerHost},
+           {"cores_per_host", p.coreSpeed < 1 ? p.coreSpeed : double(p.coresPerHost)},
            {"shm", link(p.shm)},
            {"net", link(p.net)},
            {"reduce_GBps", 1e-9 / p.gamma},

@@ -24,6 +24,11 @@ struct LinkModel {
     // Alpha when a host's ranks outnumber its cores (0: alpha): a message then often
     // waits for its receiver to be scheduled, as the init probe measures it.
     double alphaCrowded = 0;
+    // The least time from a message being able to move to its arrival (0: none): a
+    // step of a real op on this network (hostccl-sim --probe times 8-byte ring steps),
+    // its peer's scheduling and the op's own costs. A longer wire time hides it, as
+    // a real op's waits overlap the bytes on the wire; alpha is added after the bytes.
+    double step = 0;
 };
 
 // Rates for an op whose data on a host outgrows its caches: memory bandwidth, not
@@ -48,6 +53,10 @@ struct Platform {
     uint32_t hosts = 1;
     uint32_t ranksPerHost = 1;
     uint32_t coresPerHost = 0;  // 0: a core per rank (never crowded)
+    // How much of a core each of them is (0 < x <= 1): emulated hosts that share one
+    // machine's cores (4 network-namespace hosts on 2 cores: one core each at 0.5).
+    // Work on them takes 1 / coreSpeed as long.
+    double coreSpeed = 1;
     LinkModel shm;              // between ranks of one host
     LinkModel net;              // between hosts
     LinkClass netClass = LinkClass::Tcp;
