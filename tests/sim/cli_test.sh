@@ -16,6 +16,13 @@ grep -q '^collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us,model_
 # Each (ranks, collective, size) point has exactly one selected row.
 [ "$(awk -F, 'NR > 1 && $6 == 1' "$dir/out.csv" | wc -l)" -eq 8 ] || fail "expected 8 selected rows"
 [ "$(awk -F, 'NR > 1 && $7 == 1' "$dir/out.csv" | wc -l)" -eq 8 ] || fail "expected 8 fastest rows"
+# Scaling efficiency: 1 at the fewest ranks an algorithm ran at in the sweep, else busbw over
+# busbw there for the same collective, size and algorithm.
+awk -F, 'NR > 1 && $2 == 16 { base[$1 "," $4 "," $5] = $11; if ($12 != "1.0000") bad = bad " " $0 }
+         NR > 1 && $2 == 64 { k = $1 "," $4 "," $5; want = !(k in base) ? 1 : base[k] > 0 ? $11 / base[k] : 0
+                              if (want == 0 || $12 - want > 0.001 || want - $12 > 0.001) bad = bad " " $0 }
+         END { if (bad != "") { print "wrong scaling efficiency:" bad; exit 1 } }' "$dir/out.csv" \
+    || fail "scaling efficiency is not busbw over busbw at the fewest ranks"
 grep -q '<svg' "$dir/out.html" && grep -q '<polyline' "$dir/out.html" || fail "HTML has no plot"
 ! grep -q '<script' "$dir/out.html" || fail "the page must open offline, without scripts"
 

@@ -9,35 +9,49 @@
 
 namespace hostccl::sim {
 
-std::string tableHeader() {
-    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12} {:>10} {:>10} {:>6} {:>12}\n", "collective",
-                       "ranks", "hosts", "bytes", "algorithm", "sel", "time_us", "algbw_GBs", "busbw_GBs", "exact",
-                       "model_us");
+double scalingEfficiency(const std::vector<Row>& rows, size_t i) {
+    const OpOutcome& o = rows[i].outcome;
+    if (!o.ok) return 0;
+    for (size_t j = 0; j <= i; ++j) {
+        const OpOutcome& b = rows[j].outcome;
+        if (b.spec.type != o.spec.type || b.spec.bytes != o.spec.bytes || b.algorithm != o.algorithm) continue;
+        return b.ok && b.busbw() > 0 ? o.busbw() / b.busbw() : 0;
+    }
+    return 0;
 }
 
-std::string tableLine(const Row& r) {
+std::string tableHeader() {
+    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12} {:>10} {:>10} {:>9} {:>6} {:>12}\n",
+                       "collective", "ranks", "hosts", "bytes", "algorithm", "sel", "time_us", "algbw_GBs", "busbw_GBs",
+                       "scale_eff", "exact", "model_us");
+}
+
+std::string tableLine(const std::vector<Row>& rows, size_t i) {
+    const Row& r = rows[i];
     const OpOutcome& o = r.outcome;
     if (!o.ok)
         return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} error: {}\n", collectiveKey(o.spec.type), o.ranks, r.hosts,
                            o.spec.bytes, o.algorithm.empty() ? o.spec.algorithm : o.algorithm, o.error);
-    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12.2f} {:>10.3f} {:>10.3f} {:>6} {:>12.2f}\n",
+    return fmt::format("{:<14} {:>6} {:>5} {:>12} {:<20} {:>3} {:>12.2f} {:>10.3f} {:>10.3f} {:>9.3f} {:>6} {:>12.2f}\n",
                        collectiveKey(o.spec.type), o.ranks, r.hosts, o.spec.bytes, o.algorithm,
                        r.selected ? (r.fastest ? "*" : "*!") : (r.fastest ? "+" : ""), o.seconds * 1e6, o.algbw() * 1e-9,
-                       o.busbw() * 1e-9, o.checked ? "yes" : "-", o.modelSeconds * 1e6);
+                       o.busbw() * 1e-9, scalingEfficiency(rows, i), o.checked ? "yes" : "-", o.modelSeconds * 1e6);
 }
 
 std::string csv(const std::vector<Row>& rows) {
     std::string out =
-        "collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us,model_us,algbw_GBps,busbw_GBps,messages,exact,"
-        "error\n";
-    for (const Row& r : rows) {
+        "collective,ranks,hosts,bytes,algorithm,selected,fastest,time_us,model_us,algbw_GBps,busbw_GBps,"
+        "scaling_efficiency,messages,exact,error\n";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
         const OpOutcome& o = r.outcome;
         std::string error = o.error;
         std::replace(error.begin(), error.end(), '"', '\'');
-        out += fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.6f},{:.6f},{},{},\"{}\"\n", collectiveKey(o.spec.type),
-                           o.ranks, r.hosts, o.spec.bytes, o.algorithm.empty() ? o.spec.algorithm : o.algorithm,
-                           r.selected ? 1 : 0, r.fastest ? 1 : 0, o.seconds * 1e6, o.modelSeconds * 1e6, o.algbw() * 1e-9,
-                           o.busbw() * 1e-9, o.messages, o.checked ? (o.ok ? "yes" : "no") : "-", error);
+        out += fmt::format("{},{},{},{},{},{},{},{:.3f},{:.3f},{:.6f},{:.6f},{:.4f},{},{},\"{}\"\n",
+                           collectiveKey(o.spec.type), o.ranks, r.hosts, o.spec.bytes,
+                           o.algorithm.empty() ? o.spec.algorithm : o.algorithm, r.selected ? 1 : 0, r.fastest ? 1 : 0,
+                           o.seconds * 1e6, o.modelSeconds * 1e6, o.algbw() * 1e-9, o.busbw() * 1e-9,
+                           scalingEfficiency(rows, i), o.messages, o.checked ? (o.ok ? "yes" : "no") : "-", error);
     }
     return out;
 }
@@ -114,7 +128,7 @@ std::string html(const std::vector<Row>& rows, const std::string& platformSummar
     for (auto& [key, group] : groups)
         out += plot(fmt::format("{} {} B", key.first, key.second), group);
     out += "<h2>Table</h2>\n<pre>" + escape(tableHeader());
-    for (const Row& r : rows) out += escape(tableLine(r));
+    for (size_t i = 0; i < rows.size(); ++i) out += escape(tableLine(rows, i));
     return out + "</pre>\n</body></html>\n";
 }
 

@@ -17,7 +17,13 @@ struct Row {
     bool fastest = false;   // the fastest candidate simulated at this point
 };
 
-std::string tableLine(const Row& r);
+// Scaling efficiency of rows[i]: its busbw over that of the same collective, size and
+// algorithm at the fewest ranks the sweep ran it at (1: busbw held as ranks grew,
+// which is what an ideal algorithm does; busbw already counts the bytes each rank
+// must move). 0 when it failed or that first point did.
+double scalingEfficiency(const std::vector<Row>& rows, size_t i);
+// rows[i] as a line of the table (rows before it give its scaling efficiency).
+std::string tableLine(const std::vector<Row>& rows, size_t i);
 std::string tableHeader();
 std::string csv(const std::vector<Row>& rows);
 std::string html(const std::vector<Row>& rows, const std::string& platformSummary);

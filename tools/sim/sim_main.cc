@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
                     rows.push_back(Row{runCollective(sim, spec), p.hosts, false, true});
                 }
                 for (size_t i = from; i < rows.size(); ++i) {
-                    std::fputs(tableLine(rows[i]).c_str(), stdout);
+                    std::fputs(tableLine(rows, i).c_str(), stdout);
                     failed = failed || !rows[i].outcome.ok;
                 }
                 std::fflush(stdout);
