@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -175,6 +176,9 @@ bool resolve(SimOptions& o, std::vector<Platform>* platforms, std::string* why) 
         counts.push_back(n);
     }
     if (counts.empty()) counts.push_back(uint64_t(base.hosts) * base.ranksPerHost);
+    // Fewest ranks first: each algorithm's scaling efficiency is against its first point.
+    std::sort(counts.begin(), counts.end());
+    counts.erase(std::unique(counts.begin(), counts.end()), counts.end());
     platforms->clear();
     for (uint64_t n : counts) {
         Platform p = base;
