@@ -105,13 +105,9 @@ bool applyOverrides(const SimOptions& o, Platform* p, std::string* why) {
     };
     if (o.hosts > 0) p->hosts = o.hosts;
     if (o.ranksPerHost > 0) p->ranksPerHost = o.ranksPerHost;
-    if (o.cores > 1 && o.cores != std::floor(o.cores)) {
+    if (o.cores > 0 && !setCores(p, o.cores)) {
         *why = fmt::format("--cores must be a whole number, or a part of one core below 1 (got {})", o.cores);
         return false;
-    }
-    if (o.cores > 0) {
-        p->coresPerHost = static_cast<uint32_t>(std::ceil(o.cores));
-        p->coreSpeed = o.cores < 1 ? o.cores : 1;
     }
     if (!std::isnan(o.netAlphaUs)) {
         if (o.netAlphaUs < 0) return bad("--net-alpha-us", o.netAlphaUs);

@@ -87,6 +87,13 @@ Platform fromCostParams(const CostParams& p, uint32_t hosts, uint32_t ranksPerHo
     return out;
 }
 
+bool setCores(Platform* p, double x) {
+    if (x > 1 && x != std::floor(x)) return false;
+    p->coresPerHost = x == 0 ? 0 : static_cast<uint32_t>(std::ceil(x));
+    p->coreSpeed = x > 0 && x < 1 ? x : 1;
+    return true;
+}
+
 namespace {
 // A field read with its name in every error.
 class Reader {
@@ -155,14 +162,11 @@ public:
     }
     // Whole cores, or a part of one (below 1: one core at that speed); 0 or absent: a
     // core per rank.
-    void cores(const char* path, uint32_t* count, double* speed) {
-        double x = *count * *speed;
+    void cores(const char* path, Platform* p) {
+        double x = p->coresPerHost * p->coreSpeed;
         number(path, &x, false, false, 1 << 24);
-        if (ok_ && x > 1 && x != std::floor(x))
-            return failWith(fmt::format("'{}' must be a whole number, or a part of one core below 1", path));
-        if (!ok_) return;
-        *count = x == 0 ? 0 : static_cast<uint32_t>(std::ceil(x));
-        *speed = x > 0 && x < 1 ? x : 1;
+        if (ok_ && !setCores(p, x))
+            failWith(fmt::format("'{}' must be a whole number, or a part of one core below 1", path));
     }
     // [[bytes, fraction], ...]: bytes growing, fractions in [0, 1].
     void curvePoints(const char* path, std::vector<std::pair<uint64_t, double>>* out) {
@@ -217,7 +221,7 @@ bool parsePlatform(const std::string& text, Platform* out, std::string* why) {
     Reader r(j, why);
     r.count("hosts", &p.hosts, true);
     r.count("ranks_per_host", &p.ranksPerHost, true);
-    r.cores("cores_per_host", &p.coresPerHost, &p.coreSpeed);
+    r.cores("cores_per_host", &p);
     r.link("shm", &p.shm, true);
     r.link("net", &p.net, p.hosts > 1);
     r.linkClass("net.kind", &p.netClass);

@@ -88,6 +88,9 @@ struct Platform {
 };
 
 // From measured or configured cost parameters (a communicator's probe).
+// Sets the cores per host from `x`: whole cores, or below 1 a part of one (one core
+// at that speed); 0 is a core per rank. False (nothing set) for a fraction above 1.
+bool setCores(Platform* p, double x);
 Platform fromCostParams(const CostParams& p, uint32_t hosts, uint32_t ranksPerHost, uint32_t coresPerHost,
                         LinkClass netClass);
 
