@@ -8,8 +8,13 @@
 # pairs across the two hosts as there are ranks per host, several streams, both
 # directions at once and one way) and, per collective, the bytes it must move across the hosts in each
 # direction per call over its 64 MiB time, against that limit.
+# The run ends with one verdict line per requirement of issue 19 (met, or missed by how
+# much): 8 B at most Open MPI's time on shared memory and the best peer's over TCP,
+# p90/median at most 1.3, over TCP at 64 MiB at least 0.8x the raw limit and the best
+# peer, and on shared memory at 64 MiB no more than 5 % below the baseline (by default
+# bench/compare-baseline.md, the output of an earlier full run: --out writes one).
 #   bash bench/compare.sh [--quick] [--configs shm|tcp|all] [--collectives "allgather ..."]
-#                         [--small-runs N] [--out FILE]
+#                         [--small-runs N] [--out FILE] [--baseline FILE]
 # Configurations: shared memory (2 and 4 ranks on this host); TCP between two "hosts"
 # (2 and 4 ranks): the root namespace and a network namespace joined by veth
 # (root only; skipped with the reason otherwise). Peers are installed and built here
@@ -17,14 +22,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-quick=0 out="" configs=all only="" runs_wanted=""
+quick=0 out="" configs=all only="" runs_wanted="" baseline=bench/compare-baseline.md
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
         --out) out=$2; shift ;;
         --configs) configs=$2; shift ;;  # shm, tcp or all
-        --collectives) only=$2; shift ;;  # e.g. "allgather broadcast" (default: all five)
+        --collectives) only=$2; shift ;;  # e.g. "allgather broadcast" (default: all seven)
         --small-runs) runs_wanted=$2; shift ;;  # runs per small size (default 9; --quick 3)
+        --baseline) baseline=$2; shift ;;  # an earlier run's output: 64 MiB shared-memory figures
         *) echo "unknown argument $1"; exit 2 ;;
     esac
     shift
@@ -41,7 +47,7 @@ bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
 cmake -S bench/peers -B build-peers >/dev/null && cmake --build build-peers -j2 >/dev/null || exit 1
 perf=$root/build/bench/perf peers=$root/build-peers
 logs=$(mktemp -d /tmp/hostccl-compare.XXXXXX)
-collectives=(allreduce allgather reducescatter broadcast alltoall)
+collectives=(allreduce allgather reducescatter broadcast reduce alltoall barrier)
 [ -n "$only" ] && read -r -a collectives <<< "$only"
 large=$((64 << 20)); iters_large=10; iters_small=500; small_runs=9
 [ $quick -eq 1 ] && { large=$((4 << 20)); iters_large=3; iters_small=50; small_runs=3; }
@@ -148,17 +154,21 @@ report_line() {  # collective, then per library the two logs
     local ompi; ompi=$(field "$logs/openmpi.$coll.small" 6)
     awk -v c="$coll" -v hb="${hb:-0}" -v bb="$best_b" -v bn="$best_bn" -v ht="${ht:-0}" -v bt="$best_t" -v tn="$best_tn" -v m="$memcpy" \
         -v hs="${hs:-?}" -v om="${ompi:-0}" \
-        'BEGIN { printf "| %-13s | %7.2f | %7.2f %-7s | %5.2fx | %5.2f | %9.2f | %4s | %9.2f %-7s | %6.2fx | %6.2fx |\n", c, hb, bb, bn, (bb>0?hb/bb:0), (m>0?hb/m:0), ht, hs, bt, tn, (ht>0?bt/ht:0), (ht>0?om/ht:0) }'
+        'BEGIN { if (c == "barrier") printf "| %-13s | %7s | %7s %-7s | %6s | %5s ", c, "-", "-", "", "-", "-"
+                 else printf "| %-13s | %7.2f | %7.2f %-7s | %5.2fx | %5.2f ", c, hb, bb, bn, (bb>0?hb/bb:0), (m>0?hb/m:0)
+                 printf "| %9.2f | %4s | %9.2f %-7s | %6.2fx | %6.2fx |\n", ht, hs, bt, tn, (ht>0?bt/ht:0), (ht>0?om/ht:0) }'
+    small_verdicts "$coll" "$ht" "$hs" "$ompi" "$best_t" "$best_tn" "$hb"
 }
 
 # The bytes a collective of `size` must move from one host to the other (in each
-# direction; broadcast: one way) when n ranks are split evenly over two hosts:
-# allreduce the whole vector (half reduced each way, then the sums back), the
+# direction; broadcast and reduce: one way) when n ranks are split evenly over two hosts:
+# allreduce the whole vector (half reduced each way, then the sums back), broadcast and
+# reduce the whole vector toward the root's host or away from it, the
 # gathered / scattered collectives the other host's half, alltoall each rank's blocks
 # for the other host's n/2 ranks.
 cut_bytes() {  # collective ranks size
     case $1 in
-        allreduce|broadcast) echo "$3" ;;
+        allreduce|broadcast|reduce) echo "$3" ;;
         allgather|reducescatter) echo $(($3 / 2)) ;;
         alltoall) echo $(($3 * $2 / 4)) ;;
     esac
@@ -193,7 +203,7 @@ best_raw() {  # ranks [--oneway]: the best of 1, 2 and 4 streams per pair, each 
 }
 
 # Per collective over TCP: hostccl's bytes across the hosts per second at the large
-# size against the raw limit (both ways at once; broadcast one way), and the best peer's.
+# size against the raw limit (both ways at once; broadcast and reduce one way), and the best peer's.
 raw_lines() {  # ranks both_ways_GBps one_way_GBps
     local n=$1 coll
     echo
@@ -202,18 +212,56 @@ raw_lines() {  # ranks both_ways_GBps one_way_GBps
     echo "| collective | bytes across per direction | hostccl GB/s | of raw | best peer GB/s | requirement (>= 0.8x raw, >= best peer) |"
     echo "|---|---|---|---|---|---|"
     for coll in "${collectives[@]}"; do
-        local cut t raw=$2 best=0 lib pt
+        [ $coll = barrier ] && continue
+        local cut t raw=$2 best=0 lib pt line
         cut=$(cut_bytes $coll $n $large)
-        [ $coll = broadcast ] && raw=$3
+        case $coll in broadcast|reduce) raw=$3 ;; esac
         t=$(field "$logs/$label_dir/hostccl.$coll.large" 6)
         for lib in openmpi mpich gloo; do
             pt=$(field "$logs/$label_dir/$lib.$coll.large" 6)
             [ -n "$pt" ] && awk -v a="$pt" -v b="$best" 'BEGIN { exit !(b == 0 || a < b) }' && best=$pt
         done
-        awk -v c=$coll -v cut=$cut -v t="${t:-0}" -v raw="$raw" -v pt="$best" 'BEGIN {
+        line=$(awk -v c=$coll -v cut=$cut -v t="${t:-0}" -v raw="$raw" -v pt="$best" 'BEGIN {
             h = t > 0 ? cut / t / 1e3 : 0; p = pt > 0 ? cut / pt / 1e3 : 0; r = raw > 0 ? h / raw : 0
-            printf "| %-13s | %d MiB | %6.3f | %5.2fx | %6.3f | %s |\n", c, cut / 1048576, h, r, p, (r >= 0.8 && h >= p ? "met" : "not met") }'
+            printf "| %-13s | %d MiB | %6.3f | %5.2fx | %6.3f | %s |\n", c, cut / 1048576, h, r, p, (r >= 0.8 && h >= p ? "met" : "not met") }')
+        echo "$line"
+        echo "$line" | awk -F'|' -v l="$label" -v c=$coll '{ gsub(/[ x]/, "", $5); gsub(/ /, "", $4); gsub(/ /, "", $6)
+            need = $4 + 0 > 0 ? 0.8 * $4 / $5 : 0; if ($6 + 0 > need) need = $6 + 0
+            v = ($5 + 0 >= 0.8 && $4 + 0 >= $6 + 0) ? "met" : sprintf("missed by %.0f %%", 100 * (1 - ($4 + 0) / need))
+            printf "| 64 MiB over TCP >= 0.8x raw and >= best peer | %s | %s | %s GB/s, %sx raw, best peer %s | %s |\n", l, c, $4, $5, $6, v }' >>"$logs/verdicts"
     done
+}
+
+# Verdicts, one line each (requirement, configuration, collective, figure, verdict),
+# collected in $logs/verdicts and printed at the end.
+verdict() { printf '| %s | %s | %s | %s | %s |\n' "$@" >>"$logs/verdicts"; }
+judge() {  # value limit lower|higher: "met" or "missed by N %" (n/a without both numbers)
+    awk -v v="$1" -v l="$2" -v d="$3" 'BEGIN {
+        if (v == "" || l == "" || v + 0 <= 0 || l + 0 <= 0) { print "n/a (no figure)"; exit }
+        if (d == "lower") print (v + 0 <= l + 0 ? "met" : sprintf("missed by %.0f %%", 100 * (v / l - 1)))
+        else print (v + 0 >= l + 0 ? "met" : sprintf("missed by %.0f %%", 100 * (1 - v / l))) }'
+}
+# hostccl's 64 MiB busbw for a configuration and collective in the baseline run's tables.
+baseline_busbw() {  # label collective
+    [ -f "$baseline" ] || return 0
+    awk -v l="### $1" -v c="$2" '$0 == l { sect = 1; next } /^###/ { sect = 0 } sect && $1 == "|" && $2 == c { print $4; exit }' "$baseline"
+}
+small_verdicts() {  # collective time spread open_mpi_time best_peer_time best_peer busbw
+    local coll=$1 ht=$2 hs=$3 om=$4 bt=$5 bn=$6 hb=$7 base
+    if [ "$transport" = shm ]; then
+        verdict "8 B <= 1.0x Open MPI's time" "$label" "$coll" "$ht us, Open MPI ${om:-?} us" "$(judge "$ht" "$om" lower)"
+    else
+        verdict "8 B <= 1.0x the best peer's time" "$label" "$coll" "$ht us, $bn $bt us" "$(judge "$ht" "$bt" lower)"
+    fi
+    verdict "8 B p90/median <= 1.3 over $small_runs runs" "$label" "$coll" "$hs" "$(judge "$hs" 1.3 lower)"
+    [ "$transport" = shm ] && [ "$coll" != barrier ] || return 0
+    base=$(baseline_busbw "$label" "$coll")
+    if [ -z "$base" ]; then
+        verdict "64 MiB busbw >= 0.95x the baseline" "$label" "$coll" "$hb GB/s" "n/a (no baseline figure in $baseline)"
+    else
+        verdict "64 MiB busbw >= 0.95x the baseline" "$label" "$coll" "$hb GB/s, baseline $base" \
+            "$(judge "$hb" "$(awk -v b="$base" 'BEGIN { print 0.95 * b }')" higher)"
+    fi
 }
 
 run_config() {  # label ranks transport
@@ -225,7 +273,7 @@ run_config() {  # label ranks transport
     for coll in "${collectives[@]}"; do
         local small; small=$(small_size $coll $n)
         for lib in hostccl openmpi mpich gloo; do
-            "run_$lib" "$lib.$coll.large" $n $transport $coll $large $iters_large
+            [ $coll != barrier ] && "run_$lib" "$lib.$coll.large" $n $transport $coll $large $iters_large
             for k in $(seq 1 $small_runs); do "run_$lib" "$lib.$coll.small.$k" $n $transport $coll $small $iters_small; done
         done
         report_line $coll
@@ -244,9 +292,10 @@ if [ "$configs" != tcp ]; then
     run_config "shared memory, 2 ranks" 2 shm
     run_config "shared memory, 4 ranks on $(nproc) cores" 4 shm
 fi
-[ "$configs" = shm ] && exit 0
 tag=hcmp$$ nsB=${tag}b vethA=${tag}a subnet=10.232.0.0/24 ipA=10.232.0.1 ipB=10.232.0.2
-if [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
+if [ "$configs" = shm ]; then
+    :
+elif [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
     trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null' EXIT
     ip link add "$vethA" type veth peer name ${tag}b0 && ip link set ${tag}b0 netns "$nsB"
     ip addr add $ipA/24 dev "$vethA" && ip link set "$vethA" up
@@ -257,5 +306,12 @@ if [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
 else
     echo; echo "TCP between network namespaces: skipped (needs root and ip netns)."
 fi
+echo; echo "### Verdicts"; echo
+echo "| requirement | configuration | collective | figure | verdict |"
+echo "|---|---|---|---|---|"
+cat "$logs/verdicts" 2>/dev/null
+echo
+awk -F'|' '{ v = $6; gsub(/^ +| +$/, "", v); if (v == "met") m++; else if (v ~ /^missed/) x++; else u++ }
+    END { printf "Verdicts: %d met, %d missed, %d without a figure.\n", m, x, u }' "$logs/verdicts" 2>/dev/null
 } | tee "${out:-/dev/null}"
 echo "raw tables: $logs"

@@ -68,6 +68,9 @@ void call(const Ctx& ctx, const std::string& c, std::vector<float>& send, std::v
         o.setInput(send.data(), s.sendElems);
         o.setOutput(recv.data(), s.recvElems);
         gloo::alltoall(o);
+    } else if (c == "barrier") {
+        gloo::BarrierOptions o(ctx);
+        gloo::barrier(o);
     }
 }
 

@@ -33,6 +33,7 @@ void call(const std::string& c, float* send, float* recv, const peer::Shape& s, 
     if (c == "broadcast") MPI_Bcast(recv, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
     if (c == "reduce") MPI_Reduce(inPlace && gRank != 0 ? recv : in, recv, n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (c == "alltoall") MPI_Alltoall(send, n, MPI_FLOAT, recv, n, MPI_FLOAT, MPI_COMM_WORLD);
+    if (c == "barrier") MPI_Barrier(MPI_COMM_WORLD);
 }
 
 // Time per call (us) and wrong elements on this rank.
@@ -62,7 +63,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> rest;
     peer::Shape probe;
     if (!peer::parse(argc, argv, &o, &rest) || !peer::shapeOf(o.collective, 1, 1, &probe)) {
-        if (gRank == 0) std::fprintf(stderr, "usage: mpi_perf allreduce|allgather|reducescatter|broadcast|reduce|alltoall [-b -e -f -n -w -c]\n");
+        if (gRank == 0) std::fprintf(stderr, "usage: mpi_perf allreduce|allgather|reducescatter|broadcast|reduce|alltoall|barrier [-b -e -f -n -w -c]\n");
         MPI_Finalize();
         return 2;
     }

@@ -77,6 +77,7 @@ inline bool shapeOf(const std::string& c, uint64_t elems, int n, Shape* s) {
     else if (c == "broadcast") *s = {elems, elems, elems, 1, false, true};
     else if (c == "reduce") *s = {elems, elems, elems, 1, true, true};
     else if (c == "alltoall") *s = {per, per * n, per * n, share, false, false};
+    else if (c == "barrier") *s = {0, 0, 0, 0, false, false};  // the size is ignored: time only
     else return false;
     return true;
 }

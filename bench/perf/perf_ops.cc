@@ -31,6 +31,9 @@ Layout exchanged(uint64_t elems, uint32_t n) { return {elems / n, elems / n * n,
 double allReduceBus(uint32_t n) { return n > 1 ? 2.0 * (n - 1) / n : 0.0; }
 double shareBus(uint32_t n) { return n > 1 ? double(n - 1) / n : 0.0; }
 double oneBus(uint32_t) { return 1.0; }
+double noBus(uint32_t) { return 0.0; }
+// A barrier moves nothing: whatever -b/-e say, its rows are 0 bytes and time only.
+Layout nothing(uint64_t, uint32_t) { return {0, 0, 0}; }
 
 void sameBuffer(char* buf, const Layout&, uint32_t, size_t, void** send, void** recv) { *send = *recv = buf; }
 // NCCL's convention: the all-gather input is the rank's block of the output...
@@ -144,6 +147,10 @@ const PerfOp kOps[] = {
          uint32_t prev = (rank + o.nranks - 1) % o.nranks;
          return countWrong(o.dtype, r, 0, l.count, [&](uint64_t i) { return payload(prev, i); });
      }},
+    {"barrier", false, false, false, nothing, noBus, sameBuffer,
+     [](void*, void*, const Layout&, const PerfOptions&, uint32_t, HcclComm c, aclrtStream st) { return HcclBarrier(c, st); },
+     [](void*, void*, const Layout&, uint32_t, const PerfOptions&) {},
+     [](const void*, const void*, const Layout&, uint32_t, const PerfOptions&) { return uint64_t(0); }},
 };
 
 }  // namespace
