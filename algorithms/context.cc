@@ -210,13 +210,34 @@ bool Context::pointToPointSender(uint32_t from, uint32_t* peer) {
 
 HcclResult Context::waitAll() {
     pending_.clear();
-    for (Transfer& t : posted_) pending_.push_back(&t);
+    for (Transfer& t : posted_) {
+        pending_.push_back(&t);
+        transport::LinkCounters& c = t.link->counters();
+        const bool send = t.dir == Transfer::Dir::Send;
+        transport::LinkCounters::add(send ? c.sentBytes : c.receivedBytes, t.bytes);
+        transport::LinkCounters::add(send ? c.sends : c.receives, 1);
+    }
     auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    HcclResult rc = comm_.driver != nullptr ? comm_.driver->waitAll(pending_)
-                                            : transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
+    HcclResult rc = comm_.driver != nullptr ? comm_.driver->waitAll(pending_) : waitHere();
     if (comm_.tracer) traceStep(start);
     if (rc != HCCL_SUCCESS) abandonUnfinished(rc);
     posted_.clear();
+    return rc;
+}
+
+// The transport's wait; the op's first one also times how long the others took to
+// arrive (OpWatch), every one tells the monitor what it waits for.
+HcclResult Context::waitHere() {
+    if (comm_.watch == nullptr) return transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
+    transport::WaitWatch w;
+    w.timeArrival = waits_++ == 0;
+    w.waitingOn = &comm_.watch->waitingOn;
+    w.progress = &comm_.watch->progress;
+    HcclResult rc = transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded, &w);
+    if (w.timeArrival) {
+        comm_.watch->arrivalNs = w.waitedNs;
+        comm_.watch->latePeer = w.lastPeer;
+    }
     return rc;
 }
 

@@ -52,6 +52,17 @@ public:
     }
 };
 
+// What live monitoring (core/monitor/) learns from an op's waits. The op's thread
+// writes, the monitor's reads; null in a view nobody monitors (the simulator's).
+struct OpWatch {
+    std::atomic<int64_t> waitingOn{-1};  // the peer a sleeping wait waits for (-1: none)
+    std::atomic<uint64_t> progress{0};   // bumped whenever a wait's pass moves bytes
+    // The op's first wait (transport::WaitWatch): how long past spinning it waited
+    // until every transfer had begun, and for which peer (0 and -1: it did not wait).
+    uint64_t arrivalNs = 0;
+    int64_t latePeer = -1;
+};
+
 struct CommView {
     uint32_t rank = 0;
     uint32_t size = 1;
@@ -75,6 +86,7 @@ struct CommView {
     std::shared_ptr<SelectorCosts> costs;  // the selector's cost model (selector.h)
     const SymmetricWindows* windows = nullptr;  // HcclCommSymWinRegister's (direct/symmetric_windows.h)
     ProcessBoard* board = nullptr;  // singleProcess: where the direct algorithms meet (direct/process_board.h)
+    OpWatch* watch = nullptr;       // live monitoring, when the communicator has it
     // The simulator's: who completes transfers (null: this thread polls the links),
     // and where an op keeps its transfers (null: per thread; simulated ranks share one).
     transport::Driver* driver = nullptr;
@@ -174,6 +186,7 @@ public:
 private:
     transport::Transfer& post(uint32_t peer, transport::Transfer::Dir dir);
     void abandonUnfinished(HcclResult rc);
+    HcclResult waitHere();
     transport::Link* linkTo(uint32_t peer);
     transport::MsgTag collectiveTag(const transport::Transfer& t);
     void traceStep(std::chrono::steady_clock::time_point start) const;
@@ -185,6 +198,7 @@ private:
     size_t elemSize_;
     ReduceFn reduce_;
     const char* handedTo_ = nullptr;
+    uint32_t waits_ = 0;  // waitAll calls so far: the first one times the others' arrival
     // Stand-ins for peers that could not be connected: they fail what is posted on them.
     std::vector<std::unique_ptr<transport::Link>> unreachable_;
     // Storage reused from op to op on this thread: an op must not allocate per message.

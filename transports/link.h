@@ -7,6 +7,7 @@
 
 #include <poll.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -65,6 +66,19 @@ MsgTag tagOf(const WireHeader& h);
 std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag& want, uint64_t wantBytes);
 
 class Link;
+
+// What a link has carried, for live monitoring (core/monitor/). One thread at a time
+// runs a communicator's ops, so only that thread writes (add() is a load and a store,
+// no locked instruction); any thread may read.
+struct LinkCounters {
+    std::atomic<uint64_t> sentBytes{0}, receivedBytes{0}, sends{0}, receives{0};
+    // Bulk receives timed from their first byte to their last (network links only:
+    // shared memory moves a message in one pass, there is no first byte to time from).
+    std::atomic<uint64_t> timedBytes{0}, timedNs{0};
+    static void add(std::atomic<uint64_t>& c, uint64_t v) {
+        c.store(c.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+    }
+};
 
 // One posted send or receive. A receive with `reduce` set combines on arrival:
 // dst = reduce(local, incoming), one pass over memory.
@@ -148,6 +162,8 @@ public:
     // How errors name the peer: "rank 3 (host h 10.0.0.2, pid 42)".
     const std::string& peerName() const { return peerName_; }
     void setPeerName(std::string name) { peerName_ = std::move(name); }
+    LinkCounters& counters() { return counters_; }
+    const LinkCounters& counters() const { return counters_; }
     uint64_t nextP2pSendSeq() { return ++p2pSent_; }
     uint64_t nextP2pRecvSeq() { return ++p2pReceived_; }
     // The index of the next message of collective op `seq` in one direction (the
@@ -164,6 +180,7 @@ private:
     const uint32_t peer_;
     const uint64_t commId_;
     std::string peerName_ = "rank " + std::to_string(peer_);
+    LinkCounters counters_;
     uint64_t p2pSent_ = 0;
     uint64_t p2pReceived_ = 0;
     uint64_t indexSeq_ = UINT64_MAX;

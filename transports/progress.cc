@@ -3,6 +3,8 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <thread>
 
 namespace hostccl::transport {
@@ -54,6 +56,8 @@ public:
     }
     // Clock reads cost as much as a spin round: check deadlines only once spinning is over.
     bool pastSpinning() const { return rounds_ > spinRounds_; }
+    // The next idle() may block (sleep or poll) rather than spin or yield.
+    bool mayBlockNext() const { return rounds_ + 1 > spinRounds_ + yieldRounds_; }
     // Whether the next idle() may sleep, so the pass before it must read the links'
     // activity stamps. While spinning and yielding they are not read: each is a load of
     // lines the peer writes, and on every pass that traffic delays the peer's stores.
@@ -168,19 +172,135 @@ void awaitCause(const CommFailure* failure) {
 }
 }  // namespace
 
+namespace {
+uint64_t steadyNs() {
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+}
+
+// Bulk receives on network links are timed from their first byte to their last
+// (LinkCounters::timedBytes): what a link achieves, apart from waiting for the peer.
+class BulkTimer {
+public:
+    explicit BulkTimer(const std::vector<Transfer*>& transfers) : transfers_(transfers) {
+        for (size_t i = 0; i < transfers.size() && i < starts_.size(); ++i) any_ |= timed(transfers[i]);
+        if (!any_) return;
+        state_.assign(transfers.size(), kNot);
+        for (size_t i = 0; i < transfers.size() && i < starts_.size(); ++i) state_[i] = timed(transfers[i]) ? kWaiting : kNot;
+    }
+    // After each progress pass: stamps receives whose first bytes came and counts
+    // those that completed. One that began and ended in one pass is not timed.
+    void afterPass() {
+        if (!any_) return;
+        uint64_t now = 0;
+        for (size_t i = 0; i < transfers_.size(); ++i) {
+            Transfer* t = transfers_[i];
+            if (state_[i] == kWaiting && (t->moved > 0 || t->complete)) {
+                state_[i] = t->complete ? kNot : kStarted;
+                if (state_[i] == kStarted) starts_[i] = now = now != 0 ? now : steadyNs();
+            } else if (state_[i] == kStarted && t->complete) {
+                now = now != 0 ? now : steadyNs();
+                LinkCounters& c = t->link->counters();
+                LinkCounters::add(c.timedBytes, t->bytes);
+                LinkCounters::add(c.timedNs, now - starts_[i]);
+                state_[i] = kNot;
+            }
+        }
+    }
+
+private:
+    static constexpr size_t kTimedBytes = size_t(1) << 20;
+    enum : uint8_t { kNot, kWaiting, kStarted };
+    static bool timed(const Transfer* t) {
+        return t->dir == Transfer::Dir::Recv && t->bytes >= kTimedBytes && !t->link->sharesMemory();
+    }
+    const std::vector<Transfer*>& transfers_;
+    bool any_ = false;
+    std::vector<uint8_t> state_;
+    std::array<uint64_t, 64> starts_{};  // transfers beyond 64 in one wait are not timed
+};
+
+bool started(const Transfer* t) { return t->complete || t->moved > 0 || t->headerDone; }
+
+// The peer of a transfer that has not begun (a receive if there is one), or of any
+// unfinished one when `begunToo`; -1 when there is none.
+int64_t awaitedPeer(const std::vector<Transfer*>& transfers, bool begunToo) {
+    int64_t peer = -1;
+    for (const Transfer* t : transfers) {
+        if (t->complete || (!begunToo && started(t))) continue;
+        if (t->dir == Transfer::Dir::Recv) return t->link->peer();
+        peer = t->link->peer();
+    }
+    return peer;
+}
+
+// The monitor's side of a wait (WaitWatch): nothing happens until spinning is over.
+// The arrival wait runs from the end of spinning until every transfer has begun (the
+// last peer showed up), so a long message's own transfer time is not counted.
+class Watcher {
+public:
+    Watcher(WaitWatch* w, const std::vector<Transfer*>& transfers) : w_(w), transfers_(transfers) {}
+    // A pass moved nothing; `idler` is about to idle.
+    void idle(const Idler& idler) {
+        if (w_ == nullptr || !idler.pastSpinning()) return;
+        if (w_->timeArrival && !arrived_) {
+            const int64_t peer = awaitedPeer(transfers_, false);
+            if (peer < 0) {
+                arrive();
+            } else {
+                lastPeer_ = peer;
+                if (spinEndNs_ == 0) spinEndNs_ = steadyNs();
+            }
+        }
+        if (w_->waitingOn != nullptr && idler.mayBlockNext() && !published_) {
+            w_->waitingOn->store(awaitedPeer(transfers_, true), std::memory_order_relaxed);
+            published_ = true;
+        }
+    }
+    void moved() {
+        if (w_ == nullptr) return;
+        if (spinEndNs_ != 0 && !arrived_ && awaitedPeer(transfers_, false) < 0) arrive();
+        if (w_->progress != nullptr)  // every moving pass: a long message that never waits is not stuck
+            w_->progress->store(w_->progress->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    }
+    ~Watcher() {
+        if (w_ == nullptr) return;
+        if (published_) w_->waitingOn->store(-1, std::memory_order_relaxed);
+        if (spinEndNs_ != 0 && !arrived_) arrive();
+        w_->lastPeer = w_->waitedNs != 0 ? lastPeer_ : -1;
+    }
+
+private:
+    void arrive() {
+        arrived_ = true;
+        if (spinEndNs_ != 0) w_->waitedNs = std::max<uint64_t>(1, steadyNs() - spinEndNs_);
+    }
+    WaitWatch* const w_;
+    const std::vector<Transfer*>& transfers_;
+    uint64_t spinEndNs_ = 0;
+    int64_t lastPeer_ = -1;
+    bool arrived_ = false;
+    bool published_ = false;
+};
+}  // namespace
+
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
-                   bool crowded) {
+                   bool crowded, WaitWatch* watch) {
     Idler idler(crowded);
     thread_local std::vector<Link*> links;
     thread_local std::vector<uint32_t> stamps;
     linksOf(transfers, &links);
     stamps.resize(links.size());
+    BulkTimer bulk(transfers);
+    Watcher watcher(watch, transfers);
     for (;;) {
         const bool stampsRead = idler.maySleepNext();
         if (stampsRead)
             for (size_t i = 0; i < links.size(); ++i) stamps[i] = links[i]->activityStamp();
         bool moved = false;
         for (Link* l : links) moved |= l->progress();
+        bulk.afterPass();
         for (Transfer* t : transfers) {
             if (t->error != HCCL_SUCCESS) {
                 site.peer = t->link->peer();
@@ -193,6 +313,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, C
         if (std::all_of(transfers.begin(), transfers.end(), [](Transfer* t) { return t->complete; }))
             return HCCL_SUCCESS;
         if (moved) {
+            watcher.moved();
             idler.reset();
             continue;
         }
@@ -207,6 +328,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, C
                 }
             }
         }
+        watcher.idle(idler);
         idler.idle(links, stamps, transfers, deadline, stampsRead);
     }
 }

@@ -5,6 +5,8 @@
 // by the op's deadline and wakes at least every 100 ms to notice an abort.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,28 @@ namespace hostccl::transport {
 // CPU to others almost at once. A transfer's error or the deadline raises `failure`
 // (so the rest of the communicator and its peers learn of it); a failure raised
 // elsewhere (a dead peer, an abort) ends the wait with that failure's code and reason.
+// `watch` (may be null) is what the wait tells live monitoring (core/monitor/).
+struct WaitWatch;
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
-                   bool crowded);
+                   bool crowded, WaitWatch* watch = nullptr);
+
+// What a wait tells live monitoring. Nothing is measured while the data is there
+// at once: the clock is read only once the wait has spun without result, so a wait
+// that finds its data costs two branches.
+struct WaitWatch {
+    // In: whether to time how long this wait took past spinning (an op's first wait:
+    // how long this rank waited for the others to arrive).
+    bool timeArrival = false;
+    // In (may be null): while the wait sleeps, the peer it waits for (-1 when awake),
+    // and a count bumped by every pass that moves bytes (a stuck op's stays put).
+    std::atomic<int64_t>* waitingOn = nullptr;
+    std::atomic<uint64_t>* progress = nullptr;
+    // Out, with timeArrival: nanoseconds from the end of spinning to the last
+    // completion (0: the data came while spinning), and the peer of the receive that
+    // completed last (-1: none was waited for).
+    uint64_t waitedNs = 0;
+    int64_t lastPeer = -1;
+};
 
 // The ends of every wait: a failure raised elsewhere (a dead peer, an abort) reported
 // as this op's error, blaming its culprit; and this wait's own failure, raised for the

@@ -27,12 +27,18 @@ static spdlog::level::level_enum levelFromEnv() {
     }
 }
 
+namespace {
+std::shared_ptr<spdlog::sinks::sink> stderrSink() {
+    static auto* sink = new std::shared_ptr<spdlog::sinks::sink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    return *sink;
+}
+}  // namespace
+
 spdlog::logger& logger() {
     // Built on first use and never destroyed, so logging from static destructors
     // and detached threads stays safe.
     static spdlog::logger* instance = [] {
-        auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-        auto* l = new spdlog::logger("hostccl", sink);
+        auto* l = new spdlog::logger("hostccl", stderrSink());
         l->set_pattern(fmt::format("[%Y-%m-%d %H:%M:%S.%e] [hostccl pid {}] [%^%l%$] %v", getpid()));
         l->set_level(spdlog::level::err);  // provisional while the env is read
         l->flush_on(spdlog::level::warn);
@@ -40,6 +46,18 @@ spdlog::logger& logger() {
     }();
     static std::once_flag levelSet;
     std::call_once(levelSet, [] { instance->set_level(levelFromEnv()); });
+    return *instance;
+}
+
+spdlog::logger& diagnosisLogger() {
+    static spdlog::logger* instance = [] {
+        auto* l = new spdlog::logger("hostccl-monitor", stderrSink());
+        l->set_pattern(fmt::format("[%Y-%m-%d %H:%M:%S.%e] [hostccl pid {}] [%^%l%$] %v", getpid()));
+        const spdlog::level::level_enum general = logger().level();
+        l->set_level(general == spdlog::level::off ? general : std::min(general, spdlog::level::warn));
+        l->flush_on(spdlog::level::info);
+        return l;
+    }();
     return *instance;
 }
 

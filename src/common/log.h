@@ -8,6 +8,11 @@ namespace hostccl::log {
 
 spdlog::logger& logger();
 bool entryLogEnabled();  // HCCL_ENTRY_LOG_ENABLE=1
+// Where live monitoring's findings go (stragglers, slow links, stuck ops): the same
+// stream, at warning level or more verbose even when the general level is errors
+// only (the default), because a finding is what the user turned monitoring on for.
+// Off when the general level is off.
+spdlog::logger& diagnosisLogger();
 
 template <typename... Args>
 void debug(spdlog::format_string_t<Args...> fmt, Args&&... args) {

@@ -14,6 +14,7 @@
 #include "core/bootstrap/rendezvous.h"
 #include "core/bootstrap/root_info.h"
 #include "core/launcher_env.h"
+#include "core/monitor/monitor.h"
 #include "core/net/acceptor.h"
 #include "core/net/whitelist.h"
 #include "core/topology/machine.h"
@@ -51,6 +52,8 @@ HcclResult selfInfo(uint32_t rank, std::string hostId, PeerInfo* out, const Erro
     out->hostId = std::move(hostId);
     out->hostCores = static_cast<uint16_t>(std::min<uint32_t>(thisMachine().cores, UINT16_MAX));
     out->hostNumaNodes = static_cast<uint16_t>(std::min<uint32_t>(thisMachine().numaNodes, UINT16_MAX));
+    monitor::ensureStarted();  // its endpoint's port goes into the table
+    out->metricsPort = monitor::endpointPort();
     return HCCL_SUCCESS;
 }
 

@@ -13,6 +13,7 @@
 #include "algorithms/selector.h"
 #include "common/datatype.h"
 #include "common/env.h"
+#include "core/monitor/monitor.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
 #include "core/link_factory.h"
@@ -33,7 +34,9 @@ Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> t
       peers_(*table_),
       device_(device),
       options_(std::move(options)),
-      recorder_(FlightRecorder::fromEnv()) {
+      recorder_(FlightRecorder::fromEnv()),
+      metrics_(uint64_t(env::getInt("HOSTCCL_STRAGGLER_MS", 0, 3600 * 1000)) * 1000),
+      monitored_(monitor::enabled()) {
     installFlightRecorderSignal();
 }
 
@@ -77,6 +80,7 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
     }
     c->logInit();
     registerComm(c.get());
+    monitor::ensureStarted();
     *out = c.release();
     return HCCL_SUCCESS;
 }
@@ -187,7 +191,9 @@ HcclResult Communicator::execute(const CollArgs& args) {
     HOSTCCL_CHECK(refuseIfFailed(collName(args.type)));
     view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
     health_->setSeq(view_.seq);
-    if (recorder_) recorder_->started(args.flightId, view_.seq);
+    const int64_t startUs = FlightRecorder::wallUs();  // one clock read for the recorder and the metrics
+    if (monitored_) metrics_.opStarted(args.type, view_.seq, startUs);
+    if (recorder_) recorder_->started(args.flightId, view_.seq, startUs);
     // HOSTCCL_TRACE's tracer, else a running profiling session's (aclprofStart).
     const std::shared_ptr<Tracer> profiled = tracer_ ? nullptr : profiling::tracerFor(this);
     Tracer* tracer = tracer_ ? tracer_.get() : profiled.get();
@@ -208,7 +214,9 @@ HcclResult Communicator::execute(const CollArgs& args) {
                                 isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, ran,
                                 resultName(rc)));
     view_.tracer = tracer_.get();  // a profiling session's tracer may end with the session
-    if (recorder_) recorder_->ended(args.flightId, rc, ran, rc == HCCL_SUCCESS ? -1 : failure_.record().culprit);
+    const int64_t endUs = FlightRecorder::wallUs();
+    if (monitored_) metrics_.opEnded(args.type, ctx.opBytes(), rc, endUs);
+    if (recorder_) recorder_->ended(args.flightId, rc, ran, rc == HCCL_SUCCESS ? -1 : failure_.record().culprit, endUs);
     if (rc != HCCL_SUCCESS) onOpFailed(rc, ctx.site());
     return rc;
 }
@@ -310,6 +318,7 @@ void Communicator::buildView() {
     // need no links at any size.
     if (view_.singleProcess && size() > 1) board_ = ProcessBoard::join(id(), size());
     view_.board = board_.get();
+    view_.watch = monitored_ ? metrics_.watch() : nullptr;
     tracer_ = Tracer::fromEnv(name(), rank(), peers_[rank()].hostId);
     view_.tracer = tracer_.get();
 }
@@ -409,6 +418,11 @@ Communicator* unregisterComm(const void* handle) {
     auto& v = table().ordered;
     v.erase(std::remove(v.begin(), v.end(), handle), v.end());
     return static_cast<Communicator*>(const_cast<void*>(handle));
+}
+
+void forEachLiveComm(const std::function<void(const Communicator&)>& fn) {
+    std::lock_guard<std::mutex> lock(table().mutex);
+    for (const Communicator* c : table().ordered) fn(*c);
 }
 
 void dumpAllFlightRecords(const std::string& reason) {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,8 @@
 #include "core/flight_recorder.h"
 #include "core/health/health_session.h"
 #include "core/links/link_table.h"
+#include "core/monitor/comm_metrics.h"
+#include "core/monitor/snapshot.h"
 #include "core/net/handshake.h"
 #include "core/trace.h"
 #include "transports/link.h"
@@ -92,6 +95,8 @@ public:
     // HCCL_SUCCESS, or the failure's code after logging why `op` cannot run.
     HcclResult refuseIfFailed(const char* op) const;
     ErrorSite site(const char* op = nullptr) const;
+    // What live monitoring shows of this communicator now (core/monitor/comm_snapshot.cc).
+    monitor::CommSnapshot snapshot() const;
 
 private:
     Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device, CommOptions options);
@@ -124,6 +129,8 @@ private:
     int workerCpu_ = -1;           // likewise
     std::unique_ptr<Tracer> tracer_;
     std::unique_ptr<FlightRecorder> recorder_;
+    monitor::CommMetrics metrics_;
+    const bool monitored_;  // HOSTCCL_MONITOR
     std::atomic<bool> failureDumped_{false};
     std::mutex execMutex_;
     uint64_t collSeq_ = 0;
@@ -145,6 +152,8 @@ private:
 
 // Every live communicator writes its flight recorder (SIGUSR1).
 void dumpAllFlightRecords(const std::string& reason);
+// Calls `fn` on every live communicator; none is destroyed meanwhile (fn must not block).
+void forEachLiveComm(const std::function<void(const Communicator&)>& fn);
 
 // The table of live communicators: handle validation and lookup by name.
 bool registerComm(Communicator* c);

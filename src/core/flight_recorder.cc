@@ -17,11 +17,12 @@
 
 namespace hostccl {
 
-namespace {
-int64_t wallUs() {
+int64_t FlightRecorder::wallUs() {
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
+
+namespace {
 
 const char* stateName(int s) {
     static const char* names[] = {"queued", "running", "done", "failed"};
@@ -69,7 +70,7 @@ FlightRecorder::Progress* FlightRecorder::progressOf(uint64_t id) {
     return p.id == id ? &p : nullptr;
 }
 
-void FlightRecorder::started(uint64_t id, uint64_t seq) {
+void FlightRecorder::started(uint64_t id, uint64_t seq, int64_t nowUs) {
     std::lock_guard<std::mutex> lock(progressMutex_);
     Progress& p = progress_[id % progress_.size()];
     if (p.id > id) return;  // a later op (another stream's) already has the slot
@@ -77,17 +78,17 @@ void FlightRecorder::started(uint64_t id, uint64_t seq) {
     p.id = id;
     p.seq = seq;
     p.state = State::Running;
-    p.startedUs = wallUs();
+    p.startedUs = nowUs;
 }
 
-void FlightRecorder::ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit) {
+void FlightRecorder::ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit, int64_t nowUs) {
     std::lock_guard<std::mutex> lock(progressMutex_);
     if (Progress* e = progressOf(id)) {
         e->state = rc == HCCL_SUCCESS ? State::Done : State::Failed;
         e->result = rc;
         e->algorithm = algorithm;
         e->culprit = culprit;
-        e->endedUs = wallUs();
+        e->endedUs = nowUs;
     }
 }
 

@@ -26,9 +26,10 @@ public:
 
     // API thread: the op was enqueued; returns its id (ids start at 1).
     uint64_t queued(const CollArgs& a);
-    // Stream thread.
-    void started(uint64_t id, uint64_t seq);
-    void ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit);
+    // Stream thread (`nowUs`: wall clock, microseconds, read once for every watcher of the op).
+    void started(uint64_t id, uint64_t seq, int64_t nowUs);
+    void ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit, int64_t nowUs);
+    static int64_t wallUs();
 
     struct Identity {
         std::string comm;

@@ -15,6 +15,7 @@ struct PeerInfo {
     std::string hostId;  // ranks with equal hostId share a host (shared memory)
     uint16_t hostCores = 1;  // physical cores of its machine (hwloc)
     uint16_t hostNumaNodes = 1;
+    uint16_t metricsPort = 0;  // its process's monitoring endpoint (0: none), at `ip`
 };
 
 // Two ranks that are threads of one process: they share their fate (no health

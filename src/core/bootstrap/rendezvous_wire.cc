@@ -48,6 +48,7 @@ WireEntry toWire(const PeerInfo& p, uint32_t nRanks) {
     w.nRanks = nRanks;
     std::strncpy(w.ip, p.ip.c_str(), sizeof w.ip - 1);
     w.port = p.port;
+    w.metricsPort = p.metricsPort;
     w.device = p.device;
     w.pid = p.pid;
     w.hostCores = p.hostCores;
@@ -76,6 +77,7 @@ PeerInfo fromWire(const WireEntry& w) {
     p.rank = w.rank;
     p.ip = std::string(w.ip, strnlen(w.ip, sizeof w.ip));
     p.port = w.port;
+    p.metricsPort = w.metricsPort;
     p.device = w.device;
     p.pid = w.pid;
     p.hostCores = w.hostCores;

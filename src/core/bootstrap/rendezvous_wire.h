@@ -19,7 +19,7 @@ struct WireEntry {
     uint32_t nRanks;
     char ip[64];
     uint16_t port;
-    uint16_t reserved;
+    uint16_t metricsPort;  // 0: no monitoring endpoint
     int32_t device;
     uint32_t pid;
     uint16_t hostCores;

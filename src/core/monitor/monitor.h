@@ -1,0 +1,26 @@
+// The process's live monitor (docs/monitoring.md): one thread that every
+// HOSTCCL_METRICS_INTERVAL_MS snapshots every communicator, runs the diagnosis
+// (logging what appears and what clears, HOSTCCL_DIAGNOSE), rewrites
+// HOSTCCL_METRICS_FILE, and in between serves the HTTP endpoint when
+// HOSTCCL_METRICS_PORT asks for one. Started with the process's first
+// communicator; a failure to listen is logged and leaves the rest running.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/monitor/diagnosis.h"
+
+namespace hostccl::monitor {
+
+// HOSTCCL_MONITOR: whether communicators measure at all.
+bool enabled();
+// Starts the thread and the endpoint once per process (again in a forked child);
+// nothing when monitoring is off.
+void ensureStarted();
+// The endpoint's port, 0 when there is none (after ensureStarted).
+uint16_t endpointPort();
+// What the diagnosis found at its last look.
+std::vector<Finding> latestFindings();
+
+}  // namespace hostccl::monitor
