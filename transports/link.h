@@ -156,6 +156,10 @@ public:
     // (the op thread asks between its posts; a receive from any source asks which
     // peer sent one). Links that cannot look without consuming say false.
     virtual bool unclaimedHeader(WireHeader* /*h*/) const { return false; }
+    // The kernel's smoothed round-trip time of the link's connection, microseconds
+    // (the least of its sockets'), -1 when the transport has no such figure. Any
+    // thread may ask (live monitoring's, while ops run).
+    virtual double roundTripUs() const { return -1; }
 
     uint32_t peer() const { return peer_; }
     uint64_t commId() const { return commId_; }

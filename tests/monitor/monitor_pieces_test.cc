@@ -297,6 +297,26 @@ TEST(JobView, ALinkBelowHalfTheMedianOfItsTransportIsSlowAndExplainsItsStraggler
     EXPECT_TRUE(jobView("world", 0xabc, small, nlohmann::json::array())["findings"].empty());
 }
 
+nlohmann::json withRoundTrip(nlohmann::json status, int64_t peer, double seconds) {
+    status["links"].push_back({{"peer", peer}, {"transport", "tcp"}, {"round_trip_seconds", seconds}});
+    return status;
+}
+
+TEST(JobView, ALinkWhoseRoundTripIsOver5xTheMedianIsSlow) {
+    const auto ranks = ranksOf({withRoundTrip(rankStatus(9, false, -1), 2, 0.02),
+                                withRoundTrip(rankStatus(9, false, -1), 0, 0.001),
+                                withRoundTrip(rankStatus(9, false, -1), 1, 0.0012)});
+    const nlohmann::json v = jobView("world", 0xabc, ranks, nlohmann::json::array());
+    ASSERT_EQ(v["findings"].size(), 1u) << v["findings"].dump();
+    EXPECT_EQ(v["findings"][0]["peer"], 2);
+    EXPECT_EQ(v["findings"][0]["text"], "slow link: rank 0 (host h, pid 1) <-> rank 2 (host h, pid 1) of comm world (tcp) "
+                                        "has a round trip of 20.000 ms, over 5x the median 1.200 ms of the job's 3 tcp links");
+    // Shared memory has no round trip (null): nothing to judge.
+    const auto shm = ranksOf({withRoundTrip(rankStatus(9, false, -1), 2, -1), withRoundTrip(rankStatus(9, false, -1), 0, -1),
+                              withRoundTrip(rankStatus(9, false, -1), 1, -1)});
+    EXPECT_TRUE(jobView("world", 0xabc, shm, nlohmann::json::array())["findings"].empty());
+}
+
 TEST(HttpRequest, ParsesAGetAndRefusesTheRest) {
     ParsedRequest r = parseRequest("GET /metrics?x=1 HTTP/1.1\r\nHost: a\r\n\r\n");
     EXPECT_TRUE(r.complete);

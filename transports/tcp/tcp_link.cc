@@ -1,6 +1,9 @@
 #include "transports/tcp/tcp_link.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 
@@ -23,6 +26,18 @@ short TcpLink::eventsOf(const TcpLane& lane) const {
 bool TcpLink::appendPollFds(std::vector<pollfd>* fds) const {
     for (const TcpLane& lane : lanes_) fds->push_back(pollfd{lane.fd(), eventsOf(lane), 0});
     return true;
+}
+
+// TCP_INFO's tcpi_rtt: the kernel's estimate, free to read (no clock on the op's path).
+double TcpLink::roundTripUs() const {
+    double least = -1;
+    for (const TcpLane& lane : lanes_) {
+        tcp_info info{};
+        socklen_t len = sizeof info;
+        if (::getsockopt(lane.fd(), IPPROTO_TCP, TCP_INFO, &info, &len) != 0 || info.tcpi_rtt == 0) continue;
+        if (least < 0 || info.tcpi_rtt < least) least = info.tcpi_rtt;
+    }
+    return least;
 }
 
 bool TcpLink::progress() {

@@ -29,6 +29,7 @@ public:
     bool kernelPaced() const override { return true; }
     // Looks at lane 0 without reading (MSG_PEEK): only a whole header counts.
     bool unclaimedHeader(WireHeader* h) const override;
+    double roundTripUs() const override;
     size_t lanes() const { return lanes_.size(); }
 
 private:

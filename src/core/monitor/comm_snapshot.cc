@@ -13,13 +13,12 @@ namespace hostccl {
 namespace {
 uint64_t read(const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); }
 
-// The cost model's rate for one flow over the link from this rank to `peer`, B/s.
-double expectedRate(const CommView& view, uint32_t peer) {
-    if (!view.costs) return 0;
+// The cost model's figures for the link from this rank to `peer` (null: none).
+const LinkCost* modelled(const CommView& view, uint32_t peer) {
+    if (!view.costs) return nullptr;
     const CostModel& model = modelOf(*view.costs);
-    if (peer >= model.ranks() || view.rank >= model.ranks()) return 0;
-    const double beta = model.params().of(model.classOf(view.rank, peer)).beta;
-    return beta > 0 ? 1 / beta : 0;
+    if (peer >= model.ranks() || view.rank >= model.ranks()) return nullptr;
+    return &model.params().of(model.classOf(view.rank, peer));
 }
 }  // namespace
 
@@ -70,13 +69,17 @@ monitor::CommSnapshot Communicator::snapshot() const {
             k.receives = read(c.receives);
             k.timedBytes = read(c.timedBytes);
             k.timedNs = read(c.timedNs);
+            k.roundTripUs = l.roundTripUs();
             s.links.push_back(std::move(k));
         });
     }
     // Names and the model's rates outside the link table's lock.
     for (monitor::LinkSnapshot& k : s.links) {
         k.who = k.peer < size() ? whoIs(k.peer) : "";
-        k.expectedBytesPerSec = expectedRate(view_, k.peer);
+        if (const LinkCost* cost = modelled(view_, k.peer)) {
+            k.expectedBytesPerSec = cost->beta > 0 ? 1 / cost->beta : 0;
+            k.expectedLatencyUs = cost->alpha * 1e6;
+        }
     }
     return s;
 }

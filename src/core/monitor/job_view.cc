@@ -36,48 +36,86 @@ std::string rankList(std::vector<uint32_t> v) {
 // Bulk rates of every link of the job with at least kJudgedBytes timed (what the
 // per-rank rule's window also asks), per transport.
 constexpr double kJudgedBytes = 16.0 * 1048576;
-struct LinkRate {
+// One figure of every link of the job, per transport: its bulk rate (bytes per
+// second, links with at least kJudgedBytes timed) or its round trip (seconds).
+struct LinkFigure {
     uint32_t rank;
     int64_t peer;
-    double rate;  // bytes per second
+    double value;
 };
-std::map<std::string, std::vector<LinkRate>> linkRates(const std::vector<JobRank>& ranks) {
-    std::map<std::string, std::vector<LinkRate>> out;
+using FigureOf = double (*)(const json& link);  // < 0: the link has none
+std::map<std::string, std::vector<LinkFigure>> linkFigures(const std::vector<JobRank>& ranks, FigureOf figure) {
+    std::map<std::string, std::vector<LinkFigure>> out;
     for (const JobRank& r : ranks) {
         if (!answered(r)) continue;
         for (const json& l : r.status.value("links", json::array())) {
-            const double bytes = l.value("timed_bytes", 0.0), secs = l.value("timed_seconds", 0.0);
-            if (bytes >= kJudgedBytes && secs > 0)
-                out[l.value("transport", "")].push_back({r.rank, l.value("peer", int64_t(-1)), bytes / secs});
+            const double v = figure(l);
+            if (v >= 0) out[l.value("transport", "")].push_back({r.rank, l.value("peer", int64_t(-1)), v});
         }
     }
     return out;
 }
+double bulkRate(const json& l) {
+    const double bytes = l.value("timed_bytes", 0.0), secs = l.value("timed_seconds", 0.0);
+    return bytes >= kJudgedBytes && secs > 0 ? bytes / secs : -1;
+}
+double roundTrip(const json& l) {
+    const json& rtt = l.contains("round_trip_seconds") ? l["round_trip_seconds"] : json(nullptr);
+    return rtt.is_number() ? rtt.get<double>() : -1;
+}
+double median(std::vector<LinkFigure> v) {
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end(),
+                     [](const LinkFigure& a, const LinkFigure& b) { return a.value < b.value; });
+    return v[v.size() / 2].value;
+}
+// A slow-link finding already names this pair of ranks (either way round).
+bool knownSlow(const json& findings, uint32_t rank, int64_t peer) {
+    for (const json& f : findings) {
+        if (f.value("kind", "") != "slow_link") continue;
+        const int64_t a = f.value("rank", int64_t(-1)), b = f.value("peer", int64_t(-1));
+        if ((a == int64_t(rank) && b == peer) || (a == peer && b == int64_t(rank))) return true;
+    }
+    return false;
+}
 
 // The job's rule for slow links, which no rank can apply alone: among the links of
-// one transport (at least three judged), those below half of their median. The
-// model's rate, the per-rank rule's reference, is measured at init over the links
-// the ring touches, so a link slow from the start drags it down with itself.
+// one transport (at least three with the figure), those whose bulk rate is below
+// half of the median, or whose round trip is above 5x the median. A bulk rate is
+// what the rank received from the peer (peer -> rank); a round trip is mostly the
+// rank's own sending direction (its data queues, the acks do not), so it names the
+// pair both ways round (rank <-> peer). The cost model,
+// the per-rank rule's reference, is measured at init over the links the ring
+// touches, so a link slow from the start drags it down with itself; and the kernel's
+// round trip on a machine whose ranks outnumber its cores is milliseconds of
+// scheduling where the model's start-up time is tens of microseconds (measured:
+// 0.7-5 ms on loopback), so only other links of the same job are a fair reference.
 void slowAgainstTheJob(const std::string& comm, const std::string& id, const std::vector<JobRank>& ranks, json* findings) {
-    for (auto& [transport, links] : linkRates(ranks)) {
-        if (links.size() < 3) continue;
-        std::vector<double> rates;
-        for (const LinkRate& l : links) rates.push_back(l.rate);
-        std::nth_element(rates.begin(), rates.begin() + long(rates.size() / 2), rates.end());
-        const double median = rates[rates.size() / 2];
-        for (const LinkRate& l : links) {
-            if (l.rate >= 0.5 * median || l.peer < 0 || size_t(l.peer) >= ranks.size()) continue;
-            bool known = false;
-            for (const json& f : *findings)
-                known |= f.value("kind", "") == "slow_link" && f.value("rank", 0u) == l.rank && f.value("peer", int64_t(-1)) == l.peer;
-            if (known) continue;
-            const std::string who = ranks[size_t(l.peer)].who;
-            findings->push_back(
-                {{"kind", "slow_link"}, {"comm", comm}, {"comm_id", id}, {"rank", l.rank}, {"peer", l.peer},
-                 {"who", who}, {"value", l.rate / 1e9}, {"reference", median / 1e9}, {"source", "job"},
-                 {"text", fmt::format("slow link: {} -> rank {} of comm {} ({}) moves {:.3f} GB/s, below half of the "
-                                      "median {:.3f} GB/s of the job's {} {} links",
-                                      who, l.rank, comm, transport, l.rate / 1e9, median / 1e9, links.size(), transport)}});
+    const struct {
+        FigureOf figure;
+        bool slowBelow;  // slow when below factor x median (rates), else above it (round trips)
+        double factor;
+    } rules[] = {{bulkRate, true, 0.5}, {roundTrip, false, 5}};
+    for (const auto& rule : rules) {
+        for (auto& [transport, links] : linkFigures(ranks, rule.figure)) {
+            if (links.size() < 3) continue;
+            const double mid = median(links);
+            for (const LinkFigure& l : links) {
+                const bool slow = rule.slowBelow ? l.value < rule.factor * mid : l.value > rule.factor * mid && mid > 0;
+                if (!slow || l.peer < 0 || size_t(l.peer) >= ranks.size() || knownSlow(*findings, l.rank, l.peer)) continue;
+                const std::string who = ranks[size_t(l.peer)].who;
+                const std::string text =
+                    rule.slowBelow
+                        ? fmt::format("slow link: {} -> rank {} of comm {} ({}) moves {:.3f} GB/s, below half of the "
+                                      "median {:.3f} GB/s",
+                                      who, l.rank, comm, transport, l.value / 1e9, mid / 1e9)
+                        : fmt::format("slow link: {} <-> {} of comm {} ({}) has a round trip of {:.3f} ms, over 5x the "
+                                      "median {:.3f} ms",
+                                      ranks[l.rank].who, who, comm, transport, l.value * 1e3, mid * 1e3);
+                findings->push_back({{"kind", "slow_link"}, {"comm", comm}, {"comm_id", id}, {"rank", l.rank},
+                                     {"peer", l.peer}, {"who", who}, {"value", rule.slowBelow ? l.value / 1e9 : l.value},
+                                     {"reference", rule.slowBelow ? mid / 1e9 : mid}, {"source", "job"},
+                                     {"text", fmt::format("{} of the job's {} {} links", text, links.size(), transport)}});
+            }
         }
     }
 }

@@ -22,7 +22,7 @@ std::string escapeLabel(const std::string& v) {
 namespace {
 
 std::string number(double v) {
-    if (v == double(uint64_t(v)) && v < 1e18) return fmt::format("{}", uint64_t(v));
+    if (v >= 0 && v < 1e18 && v == double(uint64_t(v))) return fmt::format("{}", uint64_t(v));
     return fmt::format("{:.9g}", v);
 }
 
@@ -137,6 +137,10 @@ void links(Exposition& x, const std::vector<CommSnapshot>& snaps) {
          [](auto& l) { return double(l.timedNs) * 1e-9; }},
         {"hostccl_link_expected_bytes_per_second", "gauge", "The cost model's rate for one flow over the link's class.",
          [](auto& l) { return l.expectedBytesPerSec; }},
+        {"hostccl_link_round_trip_seconds", "gauge", "The kernel's smoothed round-trip time of the link (TCP; -1: none).",
+         [](auto& l) { return l.roundTripUs >= 0 ? l.roundTripUs * 1e-6 : -1.0; }},
+        {"hostccl_link_expected_latency_seconds", "gauge", "The cost model's start-up time (alpha) for the link's class.",
+         [](auto& l) { return l.expectedLatencyUs * 1e-6; }},
     };
     for (const auto& f : families) {
         x.family(f.name, f.type, f.help);

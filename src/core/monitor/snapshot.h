@@ -34,6 +34,8 @@ struct LinkSnapshot {
     uint64_t sentBytes = 0, receivedBytes = 0, sends = 0, receives = 0;
     uint64_t timedBytes = 0, timedNs = 0;  // bulk receives, first byte to last
     double expectedBytesPerSec = 0;        // the cost model's rate for the link's class (0: none)
+    double roundTripUs = -1;               // the kernel's smoothed RTT (TCP), -1: none
+    double expectedLatencyUs = 0;          // the cost model's start-up time (alpha) for the class
 };
 
 struct CommSnapshot {

@@ -55,7 +55,9 @@ json linksJson(const CommSnapshot& s) {
                   {"received_messages", l.receives},
                   {"timed_bytes", l.timedBytes},
                   {"timed_seconds", double(l.timedNs) * 1e-9},
-                  {"expected_bytes_per_second", l.expectedBytesPerSec}};
+                  {"expected_bytes_per_second", l.expectedBytesPerSec},
+                  {"expected_latency_seconds", l.expectedLatencyUs * 1e-6}};
+        j["round_trip_seconds"] = l.roundTripUs >= 0 ? json(l.roundTripUs * 1e-6) : json(nullptr);
         j["bytes_per_second"] = l.timedNs > 0 ? json(double(l.timedBytes) / double(l.timedNs) * 1e9) : json(nullptr);
         out.push_back(std::move(j));
     }
