@@ -139,6 +139,11 @@ TEST(Diagnosis, AnOpThatMovesNothingForTheStuckTimeIsStuck) {
     // A new op resets it too, and an idle communicator is never stuck.
     s.running.running = false;
     EXPECT_TRUE(d.update({s}, 9000000).empty());
+    // A communicator destroyed and made again under the same id starts afresh.
+    s.running.running = true;
+    d.update({s}, 9000000);
+    d.update({}, 20000000);
+    EXPECT_TRUE(d.update({s}, 20000000).empty());
 }
 
 CommSnapshot measured() {

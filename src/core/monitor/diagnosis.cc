@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
+#include <set>
 
 namespace hostccl::monitor {
 
@@ -52,7 +54,19 @@ std::vector<Finding> Diagnosis::update(const std::vector<CommSnapshot>& snaps, i
     for (const auto& [k, f] : current_)
         if (next.count(k) == 0) cleared_.push_back(f);
     current_ = std::move(next);
+    forgetGone(snaps);
     return now;
+}
+
+// Communicators destroyed since the last look leave no state behind (a process that
+// makes and destroys sub-communicators all its life would otherwise grow it).
+void Diagnosis::forgetGone(const std::vector<CommSnapshot>& snaps) {
+    std::set<std::pair<uint64_t, uint32_t>> live;
+    for (const CommSnapshot& s : snaps) live.insert({s.commId, s.rank});
+    for (auto it = progress_.begin(); it != progress_.end();)
+        it = live.count(it->first) ? std::next(it) : progress_.erase(it);
+    for (auto it = links_.begin(); it != links_.end();)
+        it = live.count({std::get<0>(it->first), std::get<1>(it->first)}) ? std::next(it) : links_.erase(it);
 }
 
 // The peer this rank waited for last, past the threshold, in most recent collectives.

@@ -66,6 +66,7 @@ private:
     void straggler(const CommSnapshot& s, std::vector<Finding>* out) const;
     void slowLinks(const CommSnapshot& s, std::vector<Finding>* out);
     void stuck(const CommSnapshot& s, int64_t nowUs, std::vector<Finding>* out);
+    void forgetGone(const std::vector<CommSnapshot>& snaps);
 
     DiagnosisSettings settings_;
     std::map<std::tuple<uint64_t, uint32_t, uint32_t>, LinkWindow> links_;
