@@ -157,6 +157,18 @@ void expectAllExitZero(const std::vector<ProcessResult>& results) {
     }
 }
 
+// The output and exit status of `command`.
+std::pair<std::string, int> run(const std::string& command) {
+    std::string out;
+    FILE* p = ::popen(command.c_str(), "r");
+    if (p == nullptr) return {"", -1};
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    const int status = ::pclose(p);
+    return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
 TEST(Monitor, AHealthyJobReportsNothingAndCountsEveryOp) {
     const std::string file = tempPath("metrics") + "-%p.prom";
     setenv("HOSTCCL_METRICS_FILE", file.c_str(), 1);
@@ -198,6 +210,11 @@ TEST(Monitor, AHealthyJobReportsNothingAndCountsEveryOp) {
     EXPECT_NE(text.find("hostccl_collective_ops_total{" + labels + ",op=\"allreduce\"} 40\n"), std::string::npos)
         << path << ":\n" << text.substr(0, 1000);
     std::remove(path.c_str());
+    // hostccl-status, asked by host name, finds nothing (exit status 0).
+    const auto [status, code] = run(std::string(HOSTCCL_STATUS_TOOL) + " localhost:" + std::to_string(job.portOf(0)));
+    EXPECT_EQ(code, 0) << status;
+    EXPECT_NE(status.find("ranks 0-2 have started up to op 40"), std::string::npos) << status;
+    EXPECT_NE(status.find("nothing found"), std::string::npos) << status;
     expectAllExitZero(job.finish());
     unsetenv("HOSTCCL_METRICS_FILE");
 }
@@ -216,18 +233,6 @@ TEST(Monitor, ARankLateToEveryCollectiveIsNamedTheStragglerWithin10s) {
     for (const auto& [rank, st] : job.statuses())
         for (const json& g : st["findings"]) EXPECT_EQ(g["peer"], 2) << g.dump();
     expectAllExitZero(job.finish());
-}
-
-// The output and exit status of `command`.
-std::pair<std::string, int> run(const std::string& command) {
-    std::string out;
-    FILE* p = ::popen(command.c_str(), "r");
-    if (p == nullptr) return {"", -1};
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    const int status = ::pclose(p);
-    return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
 TEST(Monitor, AStoppedRankIsNamedAsTheOneAStuckCollectiveWaitsFor) {
@@ -269,6 +274,16 @@ TEST(Monitor, AStoppedRankIsNamedAsTheOneAStuckCollectiveWaitsFor) {
     job.finish();
     unsetenv("HOSTCCL_STUCK_SECONDS");
     unsetenv("HOSTCCL_HEARTBEAT_TIMEOUT");
+}
+
+TEST(Monitor, TheStatusToolRefusesBadInputWithStatus2) {
+    const std::string tool = HOSTCCL_STATUS_TOOL;
+    for (const std::string& args : std::vector<std::string>{"nonsense", "localhost:99999", "localhost:80x", "nosuchhost.invalid:80",
+                                    "127.0.0.1:" + std::to_string(freeTcpPort()) + " --timeout 1"}) {
+        const auto [out, code] = run(tool + " " + args + " 2>/dev/null");
+        EXPECT_EQ(code, 2) << args;
+        EXPECT_TRUE(out.empty()) << args << ": " << out;
+    }
 }
 
 TEST(Monitor, HostileClientsDoNotDisturbTheJobOrTheEndpoint) {

@@ -5,6 +5,10 @@
 // collectives and the rank they wait for, stragglers and slow links.
 // Exit status: 0 nothing found, 1 something found (a finding, a rank not
 // answering), 2 the endpoint could not be asked.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -15,18 +19,28 @@
 
 namespace {
 
+// host:port, the host an IPv4 address or a name (resolved to its first IPv4 address).
 bool parseEndpoint(const std::string& text, hostccl::net::Endpoint* out) {
     const size_t colon = text.rfind(':');
     if (colon == std::string::npos || colon == 0) return false;
     try {
-        const unsigned long port = std::stoul(text.substr(colon + 1));
-        if (port == 0 || port > 65535) return false;
-        out->ip = text.substr(0, colon);
+        size_t used = 0;
+        const unsigned long port = std::stoul(text.substr(colon + 1), &used);
+        if (port == 0 || port > 65535 || used != text.size() - colon - 1) return false;
         out->port = uint16_t(port);
     } catch (const std::exception&) {
         return false;
     }
-    return out->ip == "localhost" ? (out->ip = "127.0.0.1", true) : true;
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (getaddrinfo(text.substr(0, colon).c_str(), nullptr, &hints, &res) != 0 || res == nullptr) return false;
+    char ip[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr, ip, sizeof ip);
+    freeaddrinfo(res);
+    out->ip = ip;
+    return true;
 }
 
 bool anythingFound(const nlohmann::json& views) {
@@ -48,14 +62,17 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
     hostccl::net::Endpoint endpoint;
     if (!parseEndpoint(where, &endpoint)) {
-        std::fprintf(stderr, "hostccl-status: '%s' is not host:port (an IPv4 address or localhost)\n", where.c_str());
+        std::fprintf(stderr, "hostccl-status: '%s' is not host:port (a host name or IPv4 address that resolves, a port 1-65535)\n",
+                     where.c_str());
         return 2;
     }
     const std::string body =
         hostccl::monitor::fetchAll({endpoint}, "/job.json", std::chrono::milliseconds(int64_t(timeout * 1000)))[0];
     const nlohmann::json views = nlohmann::json::parse(body, nullptr, false);
     if (body.empty() || views.is_discarded() || !views.is_array()) {
-        std::fprintf(stderr, "hostccl-status: no job view from %s within %.1f s (is HOSTCCL_METRICS_PORT set there?)\n",
+        std::fprintf(stderr,
+                     "hostccl-status: no job view from %s (refused, or no answer within %.1f s; is HOSTCCL_METRICS_PORT "
+                     "set there?)\n",
                      endpoint.str().c_str(), timeout);
         return 2;
     }
