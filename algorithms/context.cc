@@ -210,13 +210,7 @@ bool Context::pointToPointSender(uint32_t from, uint32_t* peer) {
 
 HcclResult Context::waitAll() {
     pending_.clear();
-    for (Transfer& t : posted_) {
-        pending_.push_back(&t);
-        transport::LinkCounters& c = t.link->counters();
-        const bool send = t.dir == Transfer::Dir::Send;
-        transport::LinkCounters::add(send ? c.sentBytes : c.receivedBytes, t.bytes);
-        transport::LinkCounters::add(send ? c.sends : c.receives, 1);
-    }
+    for (Transfer& t : posted_) pending_.push_back(&t);
     auto start = comm_.tracer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     HcclResult rc = comm_.driver != nullptr ? comm_.driver->waitAll(pending_) : waitHere();
     if (comm_.tracer) traceStep(start);
@@ -225,10 +219,17 @@ HcclResult Context::waitAll() {
     return rc;
 }
 
-// The transport's wait; the op's first one also times how long the others took to
-// arrive (OpWatch), every one tells the monitor what it waits for.
+// The transport's wait. Monitored (OpWatch): the links count what is posted, the op's
+// first wait also times how long the others took to arrive, and every one tells the
+// monitor what it waits for.
 HcclResult Context::waitHere() {
     if (comm_.watch == nullptr) return transport::waitAll(pending_, deadline_, failure_, site(), comm_.crowded);
+    for (const Transfer* t : pending_) {
+        transport::LinkCounters& c = t->link->counters();
+        const bool send = t->dir == Transfer::Dir::Send;
+        transport::LinkCounters::add(send ? c.sentBytes : c.receivedBytes, t->bytes);
+        transport::LinkCounters::add(send ? c.sends : c.receives, 1);
+    }
     transport::WaitWatch w;
     w.timeArrival = waits_++ == 0;
     w.waitingOn = &comm_.watch->waitingOn;

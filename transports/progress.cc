@@ -183,8 +183,8 @@ uint64_t steadyNs() {
 // (LinkCounters::timedBytes): what a link achieves, apart from waiting for the peer.
 class BulkTimer {
 public:
-    explicit BulkTimer(const std::vector<Transfer*>& transfers) : transfers_(transfers) {
-        for (size_t i = 0; i < transfers.size() && i < starts_.size(); ++i) any_ |= timed(transfers[i]);
+    BulkTimer(const std::vector<Transfer*>& transfers, bool on) : transfers_(transfers) {
+        for (size_t i = 0; on && i < transfers.size() && i < starts_.size(); ++i) any_ |= timed(transfers[i]);
         if (!any_) return;
         state_.assign(transfers.size(), kNot);
         for (size_t i = 0; i < transfers.size() && i < starts_.size(); ++i) state_[i] = timed(transfers[i]) ? kWaiting : kNot;
@@ -292,7 +292,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, C
     thread_local std::vector<uint32_t> stamps;
     linksOf(transfers, &links);
     stamps.resize(links.size());
-    BulkTimer bulk(transfers);
+    BulkTimer bulk(transfers, watch != nullptr);
     Watcher watcher(watch, transfers);
     for (;;) {
         const bool stampsRead = idler.maySleepNext();

@@ -80,7 +80,6 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
     }
     c->logInit();
     registerComm(c.get());
-    monitor::ensureStarted();
     *out = c.release();
     return HCCL_SUCCESS;
 }

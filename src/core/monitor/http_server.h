@@ -40,7 +40,6 @@ public:
     uint16_t port() const { return port_; }
     // Serves for up to `ms` milliseconds (returns earlier once something happened).
     void serve(int ms, const Handler& handler);
-    size_t clients() const { return clients_.size(); }
 
 private:
     struct Client {

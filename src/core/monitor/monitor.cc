@@ -148,15 +148,4 @@ uint16_t endpointPort() {
     return gState != nullptr && gOwner == ::getpid() ? gState->port : 0;
 }
 
-std::vector<Finding> latestFindings() {
-    State* st = nullptr;
-    {
-        std::lock_guard<std::mutex> lock(gStartMutex);
-        st = gState;
-    }
-    if (st == nullptr) return {};
-    std::lock_guard<std::mutex> lock(st->mutex);
-    return st->findings;
-}
-
 }  // namespace hostccl::monitor

@@ -20,7 +20,5 @@ bool enabled();
 void ensureStarted();
 // The endpoint's port, 0 when there is none (after ensureStarted).
 uint16_t endpointPort();
-// What the diagnosis found at its last look.
-std::vector<Finding> latestFindings();
 
 }  // namespace hostccl::monitor
