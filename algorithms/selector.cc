@@ -10,6 +10,7 @@
 #include "algorithms/bruck/bruck_alltoall.h"
 #include "algorithms/direct/direct_algorithms.h"
 #include "algorithms/dissemination/barrier.h"
+#include "algorithms/empty_collective.h"
 #include "algorithms/halving_doubling/halving_doubling_gathers.h"
 #include "algorithms/halving_doubling/halving_doubling_reduce.h"
 #include "algorithms/halving_doubling/phases.h"
@@ -50,6 +51,7 @@ struct Algorithms {
     LinearScatter linearScatter;
     PairwiseAlltoAllV pairwiseAlltoAll;
     DisseminationBarrier barrier;
+    EmptyCollective empty;
     PointToPoint p2p;
     DirectAllReduce directAllReduce{ringAllReduce};
     DirectAllGather directAllGather{ringAllGather};
@@ -255,6 +257,12 @@ std::shared_ptr<SelectorCosts> prepareSelector(const CostModel& model) { return 
 const CostModel& modelOf(const SelectorCosts& costs) { return costs.model(); }
 
 namespace {
+// A data-moving collective whose size, known alike on every rank, is zero bytes
+// (the barrier and point-to-point ops have no candidates and always run).
+bool nothingToMove(const Context& ctx) {
+    return !candidatesFor(algoOpOf(ctx.args().type)).empty() && ctx.sizesAgreed() && ctx.opBytes() == 0;
+}
+
 // HcclAlltoAllV's counts are each rank's own, so no size is common to all ranks and
 // the choice rests on what is (as Open MPI's fixed rules decide all-to-all-v by
 // communicator size alone): pairwise, whose messages are exactly the blocks, unless
@@ -316,6 +324,7 @@ std::string explainSelection(const Context& ctx) {
         out += fmt::format("  {} {:<20} {}{}\n", c.algo == &chosen ? '*' : ' ', c.algo->name(), time,
                            c.usable(ctx) ? "" : "  (cannot run this call)");
     }
+    if (&chosen == &all().empty) out += "  * none (no bytes to move: every rank completes it at once)\n";
     if (!ctx.sizesAgreed() && ctx.forcedFamily() == AlgoFamily::Auto)
         out += fmt::format("  HcclAlltoAllV's sizes are each rank's own: {} by rule, not by size\n", chosen.name());
     if (ctx.forcedFamily() != AlgoFamily::Auto)
@@ -326,6 +335,7 @@ std::string explainSelection(const Context& ctx) {
 }
 
 const Algorithm& selectAlgorithm(const Context& ctx) {
+    if (nothingToMove(ctx)) return all().empty;
     const AlgoFamily family = ctx.forcedFamily();
     if (family != AlgoFamily::Auto) {
         if (const Algorithm* f = forced(ctx, family)) return *f;

@@ -48,16 +48,21 @@ HcclResult ringReduceScatter(Context& ctx, const RankGroup& group, const BlockLa
     return HCCL_SUCCESS;
 }
 
-HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf) {
+HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf, const char* own) {
     const uint32_t n = group.size(), r = group.index;
     const size_t es = ctx.elemSize();
     const uint32_t next = group.next(), prev = group.prev();
+    char* ownSlot = buf + blocks[r].offset * es;
+    const size_t ownBytes = blocks[r].count * es;
     for (uint32_t s = 0; s + 1 < n; ++s) {
         uint32_t sendBlk = mod(int64_t(r) - s, n), recvBlk = mod(int64_t(r) - s - 1, n);
-        ctx.send(next, buf + blocks[sendBlk].offset * es, blocks[sendBlk].count * es);
+        const bool fromOwn = s == 0 && own != nullptr;
+        ctx.send(next, fromOwn ? own : buf + blocks[sendBlk].offset * es, blocks[sendBlk].count * es);
         ctx.recv(prev, buf + blocks[recvBlk].offset * es, blocks[recvBlk].count * es);
+        if (fromOwn) ctx.copy(ownSlot, own, ownBytes);
         HOSTCCL_CHECK(ctx.waitAll());
     }
+    if (n == 1 && own != nullptr) ctx.copy(ownSlot, own, ownBytes);
     return HCCL_SUCCESS;
 }
 

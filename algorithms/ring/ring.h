@@ -21,8 +21,11 @@ HcclResult ringReduceScatter(Context& ctx, const RankGroup& group, const BlockLa
                              char* out);
 
 // All-gather in place: `buf` (layout `blocks`) holds this rank's block; afterwards
-// it holds every rank's block.
-HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf);
+// it holds every rank's block. With `own` (out of place), this rank's block is still
+// only there: the first step sends it from `own` and copies it into `buf` while the
+// peers read it.
+HcclResult ringAllGather(Context& ctx, const RankGroup& group, const BlockLayout& blocks, char* buf,
+                         const char* own = nullptr);
 
 // One pass round every rank (n-1 steps, 1/n of the data each): the reduce-scatter's
 // cost when `reduces`, else the all-gather's.

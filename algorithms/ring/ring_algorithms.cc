@@ -26,9 +26,18 @@ HcclResult RingAllGather::run(Context& ctx) const {
     const size_t es = ctx.elemSize();
     char* buf = static_cast<char*>(a.recvBuf);
     const Block& own = blocks[ctx.rank()];
-    // memmove: the send buffer may be (part of) the receive buffer (in place).
-    if (a.sendBuf != buf + own.offset * es) ctx.copy(buf + own.offset * es, a.sendBuf, own.count * es);
-    return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf);
+    const char* ownSlot = buf + own.offset * es;
+    if (a.sendBuf == ownSlot) return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf);
+    // The send buffer may lie inside the receive buffer (elsewhere than its own slot):
+    // then it is copied first (memmove), as a step's receive may overwrite it.
+    if (overlaps(a.sendBuf, own.count * es, buf, layoutEnd(blocks) * es)) {
+        ctx.copy(buf + own.offset * es, a.sendBuf, own.count * es);
+        return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf);
+    }
+    // Else the first step sends the block straight from the send buffer and copies it
+    // into its slot while the peer reads it: the copy's lines no longer have to cross
+    // to the peer's core (2 ranks, 2 MiB out of place: 190 us, against 30 in place).
+    return ringAllGather(ctx, RankGroup::everyone(ctx), blocks, buf, static_cast<const char*>(a.sendBuf));
 }
 
 HcclResult RingReduceScatter::run(Context& ctx) const {
