@@ -32,6 +32,7 @@ struct Flags {
     std::string compression = "none";
     bool noOverlap = false, quiet = false;
     uint64_t seed = 1;
+    std::string describePath;  // write the model for hostccl-plan and exit
 };
 
 using Clock = std::chrono::steady_clock;
@@ -200,7 +201,16 @@ int main(int argc, char** argv) {
     app.add_flag("--no-overlap", f.noOverlap, "reduce gradients only after backward (the baseline)");
     app.add_flag("--quiet", f.quiet, "print only the header and the summary");
     app.add_option("--seed", f.seed, "data and initialisation seed");
+    app.add_option("--describe-model", f.describePath, "write the model as hostccl-plan reads it (JSON) and exit");
     CLI11_PARSE(app, argc, argv);
+    if (!f.describePath.empty()) {
+        std::FILE* out = std::fopen(f.describePath.c_str(), "w");
+        const std::string text = describeModel(f.shape);
+        const bool ok = out != nullptr && std::fwrite(text.data(), 1, text.size(), out) == text.size();
+        if (out != nullptr && std::fclose(out) != 0) return 1;
+        if (!ok) std::fprintf(stderr, "train_mlp: cannot write %s\n", f.describePath.c_str());
+        return ok ? 0 : 1;
+    }
     openblas_set_num_threads(1);  // ranks already outnumber cores
     try {
         hostccl::makeCompressor(f.compression);  // a bad spec fails before any rank starts

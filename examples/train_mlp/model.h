@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hostccl/hostccl.hpp"
@@ -22,6 +23,9 @@ struct Parameter {
     std::vector<float> value, grad;
     bool sharded;  // a tensor-parallel shard (differs between TP ranks)
 };
+
+// The model as hostccl-plan reads one (JSON: layers, parameters, FLOPs, activations).
+std::string describeModel(const ModelShape& shape);
 
 class Model {
 public:

@@ -27,13 +27,10 @@ bool writeFile(const std::string& path, const std::string& text) {
 
 // --probe: the measured platform as JSON, printed by rank 0 only.
 int probeAndPrint(const SimOptions& opt) {
-    uint32_t rank, size, local;
-    const bool launched = HostcclGetLauncherRank(&rank, &size, &local) == HCCL_SUCCESS;
-    const uint32_t threads = opt.probeRanks > 0 ? opt.probeRanks : launched ? 0 : 4;
     Platform p;
     bool printer = false;
     std::string why;
-    if (!probePlatform(threads, &p, &printer, &why)) {
+    if (!probeFromOptions(opt, &p, &printer, &why)) {
         std::fprintf(stderr, "hostccl-sim --probe: %s\n", why.c_str());
         return 1;
     }

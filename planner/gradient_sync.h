@@ -1,0 +1,50 @@
+// Data-parallel gradient averaging on one pipeline stage: gradients packed into
+// buckets as hostccl::GradientBucketer packs them, each bucket's collective (as its
+// compressor runs it, with the compressor's own passes over the data) timed by the
+// simulator, and the buckets laid on the backward pass's timeline: a bucket starts
+// when its last gradient is ready and the bucket before it has finished.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/comm_estimator.h"
+
+namespace hostccl::plan {
+
+// A compressor as the bucketer runs it (hostccl::makeCompressor's specs).
+struct Compression {
+    enum Kind { None, Fp16, Bf16, TopK, Sign } kind = None;
+    double ratio = 0.01;  // top-k's share of entries kept
+};
+// False and `why` for anything makeCompressor would refuse.
+bool parseCompression(const std::string& spec, Compression* out, std::string* why);
+
+struct Gradient {
+    uint64_t bytes = 0;     // fp32
+    double readyAt = 0;     // seconds into the last micro-batch's backward
+    uint32_t group = 0;     // bucket group: shards and replicated tensors never share a bucket
+};
+
+struct SyncOptions {
+    uint64_t bucketBytes = 0, firstBucketBytes = 0;
+    Compression compression;
+    bool overlap = true;
+    double backwardSeconds = 0;  // when the last micro-batch's backward ends
+    double coreShare = 1;        // of one core, for the compressor's own passes
+};
+
+struct SyncResult {
+    double exposedSeconds = 0;  // from the end of backward to the last bucket's end
+    double commSeconds = 0;     // every bucket's time, hidden or not
+    uint64_t wireBytes = 0;     // sent by one rank, as bandwidth-optimal algorithms send
+    uint64_t extraMemory = 0;   // bucket buffers, residuals, gathered payloads
+    uint32_t buckets = 0;
+};
+
+// `gradients` in the order backward finishes them.
+SyncResult simulateGradientSync(CommEstimator& comm, const GroupLayout& dp, const std::vector<Gradient>& gradients,
+                                const SyncOptions& o);
+
+}  // namespace hostccl::plan

@@ -1,0 +1,153 @@
+#include "planner/model_spec.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace hostccl::plan {
+
+using nlohmann::json;
+
+namespace {
+
+// Field readers: each fails with the field's path and what was wrong.
+struct Reader {
+    std::string* why;
+    bool fail(const std::string& text) {
+        *why = text;
+        return false;
+    }
+    const json* field(const json& obj, const std::string& path, const char* key, bool required) {
+        auto it = obj.find(key);
+        if (it == obj.end()) {
+            if (required) fail(fmt::format("{}: missing", path));
+            return nullptr;
+        }
+        return &*it;
+    }
+    // A finite number >= min (integers: whole and below 2^53).
+    bool number(const json& obj, const std::string& at, const char* key, bool required, double min, bool whole, double* out) {
+        const std::string path = at.empty() ? key : at + "." + key;
+        const json* v = field(obj, path, key, required);
+        if (v == nullptr) return !required;
+        if (!v->is_number()) return fail(fmt::format("{}: must be a number", path));
+        const double x = v->get<double>();
+        if (!std::isfinite(x) || x < min) return fail(fmt::format("{}: must be at least {} (got {})", path, min, x));
+        if (whole && (x != std::floor(x) || x > 9007199254740992.0))
+            return fail(fmt::format("{}: must be a whole number (got {})", path, x));
+        *out = x;
+        return true;
+    }
+};
+
+bool parseSplit(const std::string& s, TpSplit* out) {
+    for (TpSplit t : {TpSplit::Replicated, TpSplit::Column, TpSplit::Row})
+        if (s == tpSplitName(t)) {
+            *out = t;
+            return true;
+        }
+    return false;
+}
+
+bool parseLayer(Reader& r, const json& l, size_t i, LayerSpec* out) {
+    const std::string at = fmt::format("layers[{}]", i);
+    if (!l.is_object()) return r.fail(at + ": must be an object");
+    LayerSpec layer;
+    auto name = l.find("name");
+    if (name != l.end() && !name->is_string()) return r.fail(at + ".name: must be a string");
+    layer.name = name != l.end() ? name->get<std::string>() : fmt::format("layer{}", i);
+    double params = 0, flops = 0, act = 0;
+    if (!r.number(l, at, "params", true, 0, true, &params) || !r.number(l, at, "forward_flops", true, 0, false, &flops) ||
+        !r.number(l, at, "activation_bytes", true, 0, true, &act))
+        return false;
+    layer.params = static_cast<uint64_t>(params);
+    layer.forwardFlops = flops;
+    layer.activationBytes = static_cast<uint64_t>(act);
+    if (auto tp = l.find("tp"); tp != l.end())
+        if (!tp->is_string() || !parseSplit(tp->get<std::string>(), &layer.tp))
+            return r.fail(at + ".tp: must be \"replicated\", \"column\" or \"row\"");
+    *out = layer;
+    return true;
+}
+
+}  // namespace
+
+const char* tpSplitName(TpSplit s) {
+    switch (s) {
+        case TpSplit::Column: return "column";
+        case TpSplit::Row: return "row";
+        default: return "replicated";
+    }
+}
+
+uint64_t ModelSpec::parameterCount() const {
+    uint64_t n = 0;
+    for (const LayerSpec& l : layers) n += l.params;
+    return n;
+}
+
+double ModelSpec::forwardFlopsPerSample() const {
+    double f = 0;
+    for (const LayerSpec& l : layers) f += l.forwardFlops;
+    return f;
+}
+
+bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
+    json doc = json::parse(text, nullptr, false);
+    if (doc.is_discarded()) return *why = "not valid JSON", false;
+    if (!doc.is_object()) return *why = "the model must be a JSON object", false;
+    Reader r{why};
+    ModelSpec m;
+    if (auto name = doc.find("name"); name != doc.end()) {
+        if (!name->is_string()) return r.fail("name: must be a string");
+        m.name = name->get<std::string>();
+    }
+    double dtype = m.dtypeBytes, state = 0;
+    if (!r.number(doc, "", "dtype_bytes", false, 1, true, &dtype) ||
+        !r.number(doc, "", "optimizer_state_per_param", false, 0, false, &state))
+        return false;
+    if (dtype > 16) return r.fail(fmt::format("dtype_bytes: must be 1-16 (got {})", dtype));
+    m.dtypeBytes = static_cast<uint32_t>(dtype);
+    m.optimizerStatePerParam = state;
+    const json* layers = r.field(doc, "layers", "layers", true);
+    if (layers == nullptr) return false;
+    if (!layers->is_array() || layers->empty()) return r.fail("layers: must be a non-empty array");
+    for (size_t i = 0; i < layers->size(); ++i) {
+        LayerSpec l;
+        if (!parseLayer(r, (*layers)[i], i, &l)) return false;
+        m.layers.push_back(l);
+    }
+    if (m.forwardFlopsPerSample() <= 0) return r.fail("layers: every forward_flops is 0 (nothing to compute)");
+    *out = m;
+    return true;
+}
+
+bool loadModel(const std::string& path, ModelSpec* out, std::string* why) {
+    std::ifstream f(path);
+    if (!f) return *why = fmt::format("cannot read {}", path), false;
+    std::stringstream text;
+    text << f.rdbuf();
+    if (parseModel(text.str(), out, why)) return true;
+    *why = fmt::format("{}: {}", path, *why);
+    return false;
+}
+
+std::string modelJson(const ModelSpec& m) {
+    json layers = json::array();
+    for (const LayerSpec& l : m.layers)
+        layers.push_back({{"name", l.name},
+                          {"params", l.params},
+                          {"forward_flops", l.forwardFlops},
+                          {"activation_bytes", l.activationBytes},
+                          {"tp", tpSplitName(l.tp)}});
+    json doc = {{"name", m.name},
+                {"dtype_bytes", m.dtypeBytes},
+                {"optimizer_state_per_param", m.optimizerStatePerParam},
+                {"layers", layers}};
+    return doc.dump(2) + "\n";
+}
+
+}  // namespace hostccl::plan

@@ -1,0 +1,45 @@
+// What the planner knows of a model: its layers in forward order, each with its
+// parameter count, forward FLOPs and output activation bytes per sample, and how
+// tensor parallelism splits it (Megatron's column- and row-parallel matrices, or
+// replicated). Read from JSON; every field is checked and an error names it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hostccl::plan {
+
+// How a layer is split across a tensor-parallel group.
+//  Column: the weight's output columns are cut; its output stays split (no
+//          collective forward), backward allreduces the gradient of its input.
+//  Row:    the weight's input rows are cut; forward allreduces its output.
+//  Replicated: every TP rank holds and computes all of it.
+enum class TpSplit { Replicated, Column, Row };
+
+struct LayerSpec {
+    std::string name;
+    uint64_t params = 0;           // elements
+    double forwardFlops = 0;       // per sample, the whole layer (before any split)
+    uint64_t activationBytes = 0;  // its output per sample, the whole layer
+    TpSplit tp = TpSplit::Replicated;
+    bool split() const { return tp != TpSplit::Replicated; }
+};
+
+struct ModelSpec {
+    std::string name;
+    uint32_t dtypeBytes = 4;               // parameters, gradients and activations
+    double optimizerStatePerParam = 0;     // extra copies the optimizer keeps (SGD 0, momentum 1, Adam 2)
+    std::vector<LayerSpec> layers;         // forward order
+
+    uint64_t parameterCount() const;
+    double forwardFlopsPerSample() const;
+};
+
+// False and `why` ("layers[2].forward_flops: missing") on bad input; `out` unchanged.
+bool parseModel(const std::string& json, ModelSpec* out, std::string* why);
+bool loadModel(const std::string& path, ModelSpec* out, std::string* why);
+std::string modelJson(const ModelSpec& m);
+const char* tpSplitName(TpSplit s);
+
+}  // namespace hostccl::plan

@@ -1,0 +1,29 @@
+#include "planner/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace hostccl::plan {
+
+double Cluster::coreShare() const {
+    const double cores = platform.cores() * platform.coreSpeed;
+    return std::min(1.0, cores / platform.ranksPerHost);
+}
+
+namespace {
+std::string mib(uint64_t bytes) {
+    return bytes % (1 << 20) == 0 ? fmt::format("{}M", bytes >> 20) : fmt::format("{}K", (bytes + 1023) >> 10);
+}
+}  // namespace
+
+std::string planLabel(const Plan& p) {
+    if (p.dp == 1)  // nothing to average: buckets, compression and overlap do not apply
+        return fmt::format("dp1 tp{} pp{} mb{}", p.tp, p.pp, p.microBatches);
+    return fmt::format("dp{} tp{} pp{} mb{} bucket {}/{} {} {}", p.dp, p.tp, p.pp, p.microBatches, mib(p.bucketBytes),
+                       mib(p.firstBucketBytes), p.compression, p.overlap ? "overlap" : "no-overlap");
+}
+
+bool lossyCompression(const std::string& spec) { return spec == "sign" || spec.rfind("topk", 0) == 0; }
+
+}  // namespace hostccl::plan

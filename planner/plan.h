@@ -1,0 +1,57 @@
+// One training plan (how the ranks are split and how gradients travel), what the
+// planner predicts for it, and what it is planned for (the workload and cluster).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/compute_rate.h"
+#include "planner/model_spec.h"
+#include "transports/sim/platform.h"
+
+namespace hostccl::plan {
+
+struct Plan {
+    uint32_t dp = 1, tp = 1, pp = 1;
+    uint32_t microBatches = 1;  // per step and data-parallel replica
+    uint64_t bucketBytes = uint64_t(25) << 20;
+    uint64_t firstBucketBytes = uint64_t(1) << 20;
+    std::string compression = "none";  // none, fp16, bf16, topk[:ratio], sign
+    bool overlap = true;               // buckets launched while backward runs
+};
+
+struct Prediction {
+    double stepSeconds = 0;
+    // The parts, on the slowest pipeline stage (they add up to the step):
+    double computeSeconds = 0;    // GEMMs, forward and backward, every micro-batch
+    double tpSeconds = 0;         // tensor-parallel allreduces (they block compute)
+    double p2pSeconds = 0;        // activations and their gradients between stages
+    double bubbleSeconds = 0;     // the pipeline filling and draining
+    double dpExposedSeconds = 0;  // gradient averaging not hidden behind backward
+    double dpCommSeconds = 0;     // gradient averaging in all (hidden or not)
+    uint64_t memoryBytes = 0;     // per rank, the fullest stage
+    uint64_t wireBytes = 0;       // sent per rank per step, the busiest stage
+    std::vector<uint32_t> stageStarts;  // the first layer of each pipeline stage
+};
+
+struct Workload {
+    ModelSpec model;
+    uint64_t globalBatch = 0;   // samples per step across all data-parallel replicas
+    uint64_t memoryLimit = 0;   // bytes per rank (0: no limit)
+};
+
+struct Cluster {
+    sim::Platform platform;  // hosts x ranks per host, links, cores, copy and reduce rates
+    ComputeRate gemm;        // one core's GEMM rate
+    uint32_t ranks() const { return platform.ranks(); }
+    // The part of a core each rank gets when every rank on a host computes at once.
+    double coreShare() const;
+};
+
+// "dp2 tp2 pp1 mb4 bucket 25M/1M fp16 overlap"
+std::string planLabel(const Plan& p);
+// Lossy compressors change what the model learns (top-k, sign); casts round.
+bool lossyCompression(const std::string& spec);
+
+}  // namespace hostccl::plan

@@ -1,0 +1,114 @@
+#include "planner/plan_file.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "planner/step_model.h"
+
+namespace hostccl::plan {
+
+using nlohmann::json;
+
+namespace {
+double ms(double s) { return s * 1e3; }
+double mibOf(uint64_t b) { return double(b) / (1 << 20); }
+}  // namespace
+
+std::string rankedTable(const PlanReport& r, size_t rows) {
+    std::string out = fmt::format("{:>4}  {:<54} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "rank", "plan",
+                                  "step_ms", "compute", "tp", "p2p", "bubble", "dp_expo", "mem_MiB", "wire_MiB");
+    const auto& plans = r.result->plans;
+    for (size_t i = 0; i < plans.size() && i < rows; ++i) {
+        const Prediction& p = plans[i].prediction;
+        out += fmt::format("{:>4}  {:<54} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.3f} {:>10.1f} {:>9.2f}{}\n", i + 1,
+                           planLabel(plans[i].plan), ms(p.stepSeconds), ms(p.computeSeconds), ms(p.tpSeconds),
+                           ms(p.p2pSeconds), ms(p.bubbleSeconds), ms(p.dpExposedSeconds), mibOf(p.memoryBytes),
+                           mibOf(p.wireBytes), lossyCompression(plans[i].plan.compression) ? "  (lossy)" : "");
+    }
+    return out;
+}
+
+std::string planFileJson(const PlanReport& r) {
+    json plans = json::array();
+    size_t rank = 0;
+    for (const RankedPlan& rp : r.result->plans) {
+        const Plan& p = rp.plan;
+        const Prediction& q = rp.prediction;
+        plans.push_back({{"rank", ++rank},
+                         {"label", planLabel(p)},
+                         {"dp", p.dp},
+                         {"tp", p.tp},
+                         {"pp", p.pp},
+                         {"micro_batches", p.microBatches},
+                         {"bucket_bytes", p.bucketBytes},
+                         {"first_bucket_bytes", p.firstBucketBytes},
+                         {"compression", p.compression},
+                         {"lossy", lossyCompression(p.compression)},
+                         {"overlap", p.overlap},
+                         {"predicted",
+                          {{"step_ms", ms(q.stepSeconds)},
+                           {"compute_ms", ms(q.computeSeconds)},
+                           {"tp_ms", ms(q.tpSeconds)},
+                           {"p2p_ms", ms(q.p2pSeconds)},
+                           {"bubble_ms", ms(q.bubbleSeconds)},
+                           {"dp_exposed_ms", ms(q.dpExposedSeconds)},
+                           {"dp_comm_ms", ms(q.dpCommSeconds)},
+                           {"memory_bytes", q.memoryBytes},
+                           {"wire_bytes", q.wireBytes},
+                           {"stage_starts", q.stageStarts}}}});
+    }
+    const Workload& w = *r.workload;
+    json doc = {{"version", 1},
+                {"model", w.model.name},
+                {"global_batch", w.globalBatch},
+                {"memory_limit_bytes", w.memoryLimit},
+                {"ranks", r.cluster->ranks()},
+                {"cluster", r.cluster->platform.summary()},
+                {"compute", r.cluster->gemm.summary()},
+                {"considered", r.result->considered},
+                {"over_memory", r.result->overMemory},
+                {"equivalent", r.result->equivalent},
+                {"plans", plans}};
+    return doc.dump(2) + "\n";
+}
+
+bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string* why) {
+    std::ifstream f(path);
+    if (!f) return *why = fmt::format("cannot read {}", path), false;
+    std::stringstream text;
+    text << f.rdbuf();
+    json doc = json::parse(text.str(), nullptr, false);
+    auto fail = [&](const std::string& what) {
+        *why = fmt::format("{}: {}", path, what);
+        return false;
+    };
+    if (doc.is_discarded() || !doc.is_object()) return fail("not a plan file (JSON object expected)");
+    auto plans = doc.find("plans");
+    if (plans == doc.end() || !plans->is_array()) return fail("plans: missing");
+    if (index >= plans->size()) return fail(fmt::format("plans: no plan {} (the file has {})", index + 1, plans->size()));
+    const json& j = (*plans)[index];
+    const std::string at = fmt::format("plans[{}]", index);
+    Plan p;
+    auto whole = [&](const char* key, auto* into) {
+        auto v = j.find(key);
+        if (v == j.end() || !v->is_number_unsigned()) return fail(fmt::format("{}.{}: missing or not a whole number", at, key));
+        *into = v->get<std::remove_pointer_t<decltype(into)>>();
+        return true;
+    };
+    if (!whole("dp", &p.dp) || !whole("tp", &p.tp) || !whole("pp", &p.pp) || !whole("micro_batches", &p.microBatches) ||
+        !whole("bucket_bytes", &p.bucketBytes) || !whole("first_bucket_bytes", &p.firstBucketBytes))
+        return false;
+    auto comp = j.find("compression");
+    auto overlap = j.find("overlap");
+    if (comp == j.end() || !comp->is_string()) return fail(at + ".compression: missing or not a string");
+    if (overlap == j.end() || !overlap->is_boolean()) return fail(at + ".overlap: missing or not true/false");
+    p.compression = comp->get<std::string>();
+    p.overlap = overlap->get<bool>();
+    *out = p;
+    return true;
+}
+
+}  // namespace hostccl::plan

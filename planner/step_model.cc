@@ -1,0 +1,163 @@
+#include "planner/step_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/gradient_sync.h"
+#include "planner/stages.h"
+
+namespace hostccl::plan {
+
+bool checkPlan(const Workload& w, const Cluster& c, const Plan& p, std::string* why) {
+    const uint32_t rph = c.platform.ranksPerHost;
+    std::string bad;
+    if (p.dp == 0 || p.tp == 0 || p.pp == 0 || uint64_t(p.dp) * p.tp * p.pp != c.ranks())
+        bad = fmt::format("dp {} x tp {} x pp {} is not the {} ranks", p.dp, p.tp, p.pp, c.ranks());
+    else if (rph % p.tp != 0)
+        bad = fmt::format("tp {} does not divide the {} ranks per host (tensor parallelism stays inside hosts)", p.tp, rph);
+    else if (p.pp > w.model.layers.size())
+        bad = fmt::format("pp {} is more stages than the model's {} layers", p.pp, w.model.layers.size());
+    else if (w.globalBatch % p.dp != 0)
+        bad = fmt::format("the global batch {} does not divide over dp {}", w.globalBatch, p.dp);
+    else if (p.microBatches == 0 || (w.globalBatch / p.dp) % p.microBatches != 0)
+        bad = fmt::format("{} micro-batches do not divide the replica's batch of {}", p.microBatches, w.globalBatch / p.dp);
+    else if (p.bucketBytes == 0 || p.firstBucketBytes == 0)
+        bad = "bucket sizes must be above 0";
+    Compression unused;
+    if (bad.empty() && !parseCompression(p.compression, &unused, &bad)) {}
+    if (bad.empty()) return true;
+    *why = bad;
+    return false;
+}
+
+namespace {
+
+// Per layer, per micro-batch, on one rank.
+struct LayerTimes {
+    double fwd = 0, bwd = 0;      // GEMMs
+    double tpFwd = 0, tpBwd = 0;  // tensor-parallel allreduces
+    uint64_t tpBytes = 0;         // allreduced per micro-batch (both passes)
+    double total() const { return fwd + bwd + tpFwd + tpBwd; }
+};
+
+struct Stage {
+    uint32_t first = 0, end = 0;
+    double fwd = 0, bwd = 0, compute = 0, tp = 0;  // per micro-batch, allreduces included in fwd / bwd
+    double p2p = 0;                                // receives on its critical path per micro-batch
+    uint64_t tpBytes = 0;
+};
+
+std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p, uint64_t mb) {
+    const std::vector<LayerSpec>& L = w.model.layers;
+    const GroupLayout tpGroup = tensorLayout(c.platform, p.dp, p.tp, p.pp);
+    const double share = c.coreShare();
+    auto gemm = [&](double flops) { return flops <= 0 ? 0.0 : flops / (c.gemm.at(flops) * share); };
+    std::vector<LayerTimes> t(L.size());
+    for (size_t i = 0; i < L.size(); ++i) {
+        const double flops = L[i].forwardFlops * double(mb) / (L[i].split() ? p.tp : 1);
+        t[i].fwd = gemm(flops);
+        t[i].bwd = 2 * gemm(flops);  // the input's gradient and the weight's: two GEMMs of the same size
+        if (p.tp == 1) continue;
+        if (L[i].tp == TpSplit::Row) {
+            t[i].tpBytes = L[i].activationBytes * mb;
+            t[i].tpFwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes);
+        } else if (L[i].tp == TpSplit::Column && i > 0) {
+            t[i].tpBytes = L[i - 1].activationBytes * mb;
+            t[i].tpBwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes);
+        }
+    }
+    return t;
+}
+
+// Bytes a stage ending at layer `last` sends to the next per micro-batch.
+uint64_t hopBytes(const LayerSpec& last, uint32_t tp, uint64_t mb) {
+    return last.activationBytes * mb / (last.tp == TpSplit::Column ? tp : 1);
+}
+
+}  // namespace
+
+Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p) {
+    const std::vector<LayerSpec>& L = w.model.layers;
+    const uint64_t mb = w.globalBatch / p.dp / p.microBatches;
+    const std::vector<LayerTimes> t = layerTimes(w, c, comm, p, mb);
+    std::vector<double> cost;
+    for (const LayerTimes& lt : t) cost.push_back(lt.total());
+    Prediction out;
+    out.stageStarts = balancedStages(cost, p.pp);
+
+    std::vector<Stage> stages(p.pp);
+    std::vector<double> hop(p.pp, 0);  // from stage s to s + 1, each way
+    for (uint32_t s = 0; s < p.pp; ++s) {
+        Stage& st = stages[s];
+        st.first = out.stageStarts[s];
+        st.end = s + 1 < p.pp ? out.stageStarts[s + 1] : static_cast<uint32_t>(L.size());
+        for (uint32_t i = st.first; i < st.end; ++i) {
+            st.fwd += t[i].fwd + t[i].tpFwd;
+            st.bwd += t[i].bwd + t[i].tpBwd;
+            st.compute += t[i].fwd + t[i].bwd;
+            st.tp += t[i].tpFwd + t[i].tpBwd;
+            st.tpBytes += t[i].tpBytes;
+        }
+        if (s + 1 < p.pp)
+            hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb));
+    }
+    // The pipeline: every stage's first micro-batch in turn, then the slowest stage's pace.
+    double fill = 0, slot = 0;
+    uint32_t slowest = 0;
+    for (uint32_t s = 0; s < p.pp; ++s) {
+        stages[s].p2p = (s > 0 ? hop[s - 1] : 0) + hop[s];
+        fill += stages[s].fwd + stages[s].bwd + 2 * hop[s];
+        const double pace = stages[s].fwd + stages[s].bwd + stages[s].p2p;
+        if (pace > slot) slot = pace, slowest = s;
+    }
+    const double pipeline = fill + (p.microBatches - 1) * slot;
+    const Stage& b = stages[slowest];
+    out.computeSeconds = p.microBatches * b.compute;
+    out.tpSeconds = p.microBatches * b.tp;
+    out.p2pSeconds = p.microBatches * b.p2p;
+    out.bubbleSeconds = std::max(0.0, pipeline - p.microBatches * slot);
+
+    // Gradient averaging per stage, after its last backward, which ends earlier the
+    // further the stage is from stage 0 (the backward still travels toward it).
+    SyncOptions so;
+    so.bucketBytes = p.bucketBytes;
+    so.firstBucketBytes = p.firstBucketBytes;
+    std::string unused;
+    parseCompression(p.compression, &so.compression, &unused);
+    so.overlap = p.overlap;
+    so.coreShare = c.coreShare();
+    const GroupLayout dpGroup = dataLayout(c.platform, p.dp, p.tp, p.pp);
+    double step = pipeline, slack = 0;
+    for (uint32_t s = 0; s < p.pp; ++s) {
+        const Stage& st = stages[s];
+        std::vector<Gradient> grads;
+        double at = 0;
+        uint64_t weights = 0, activations = 0;
+        for (uint32_t i = st.end; i-- > st.first;) {
+            at += t[i].bwd + t[i].tpBwd;
+            const uint64_t bytes = L[i].params * w.model.dtypeBytes / (L[i].split() ? p.tp : 1);
+            weights += bytes;
+            activations += L[i].activationBytes * mb / (L[i].tp == TpSplit::Column ? p.tp : 1);
+            if (bytes > 0) grads.push_back({bytes, at, L[i].split() ? 1u : 0u});
+        }
+        so.backwardSeconds = st.bwd;
+        const SyncResult sync = simulateGradientSync(comm, dpGroup, grads, so);
+        step = std::max(step, pipeline - slack + sync.exposedSeconds);
+        slack += st.bwd + hop[s];
+        out.dpCommSeconds = std::max(out.dpCommSeconds, sync.commSeconds);
+        // 1F1B: stage s holds the activations of at most pp - s micro-batches at once.
+        const uint64_t inFlight = std::min<uint64_t>(p.microBatches, p.pp - s);
+        const uint64_t memory = uint64_t(weights * (2 + w.model.optimizerStatePerParam)) + sync.extraMemory + activations * inFlight;
+        out.memoryBytes = std::max(out.memoryBytes, memory);
+        const uint64_t tpWire = p.tp > 1 ? 2 * (p.tp - 1) * st.tpBytes / p.tp : 0;
+        const uint64_t hops = (s + 1 < p.pp ? hopBytes(L[st.end - 1], p.tp, mb) : 0) +
+                              (s > 0 ? hopBytes(L[st.first - 1], p.tp, mb) : 0);
+        out.wireBytes = std::max(out.wireBytes, sync.wireBytes + p.microBatches * (tpWire + hops));
+    }
+    out.dpExposedSeconds = step - pipeline;
+    out.stepSeconds = step;
+    return out;
+}
+
+}  // namespace hostccl::plan

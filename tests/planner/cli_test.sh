@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# hostccl-plan as users run it: train_mlp describes its model, the planner ranks the
+# plans for a cluster given on the command line, in a rank table or probed here, and
+# writes a plan file that reads back; bad input of every kind exits 2 naming the
+# field and writes nothing.
+set -euo pipefail
+plan=$1 mlp=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "plan_command_line: $*"; exit 1; }
+py=/usr/bin/python3
+
+"$mlp" --describe-model "$dir/mlp.json" --blocks 3 --hidden 512 || fail "train_mlp --describe-model failed"
+"$plan" --model "$dir/mlp.json" --global-batch 256 --hosts 2 --ranks-per-host 4 --cores 2 --gflops 50 \
+    --top 5 -o "$dir/plan.json" > "$dir/out.txt" || { cat "$dir/out.txt"; fail "planning failed"; }
+grep -q '^   1  dp' "$dir/out.txt" || { cat "$dir/out.txt"; fail "no ranked table"; }
+[ "$(grep -cE '^ +[0-9]+  dp' "$dir/out.txt")" -eq 5 ] || { cat "$dir/out.txt"; fail "--top 5 did not print 5 plans"; }
+grep -q '2 hosts x 4 ranks' "$dir/out.txt" || fail "the cluster is not 2 hosts x 4 ranks"
+# The plan file: every plan a split of 8 ranks with tensor parallelism inside a host,
+# fastest first, its parts adding up to the step; the model's 8 layers over the stages.
+$py - "$dir/plan.json" <<'PY' || { head -c 3000 "$dir/plan.json"; fail "the plan file is wrong"; }
+import json, sys
+doc = json.load(open(sys.argv[1]))
+plans = doc["plans"]
+assert doc["ranks"] == 8 and doc["global_batch"] == 256 and len(plans) > 20, (doc["ranks"], len(plans))
+steps = [p["predicted"]["step_ms"] for p in plans]
+assert steps == sorted(steps), "not ranked"
+for i, p in enumerate(plans):
+    assert p["rank"] == i + 1
+    assert p["dp"] * p["tp"] * p["pp"] == 8 and 4 % p["tp"] == 0, p
+    q = p["predicted"]
+    parts = q["compute_ms"] + q["tp_ms"] + q["p2p_ms"] + q["bubble_ms"] + q["dp_exposed_ms"]
+    assert abs(parts - q["step_ms"]) <= 1e-9 * q["step_ms"] + 1e-12, p
+    assert len(q["stage_starts"]) == p["pp"] and q["stage_starts"][0] == 0, p
+    assert (256 // p["dp"]) % p["micro_batches"] == 0, p
+    assert p["lossy"] == (p["compression"] in ("sign",) or p["compression"].startswith("topk")), p
+PY
+
+# Measured compute (OpenBLAS here) and a cluster from an HCCL rank table: 2 servers of 2.
+cat > "$dir/table.json" <<'JSON'
+{"status":"completed","version":"1.0","server_count":"2","server_list":[
+  {"server_id":"n0","device":[{"device_id":"0","device_ip":"192.168.1.8","rank_id":"0"},
+                              {"device_id":"1","device_ip":"192.168.1.9","rank_id":"1"}]},
+  {"server_id":"n1","device":[{"device_id":"0","device_ip":"192.168.1.10","rank_id":"2"},
+                              {"device_id":"1","device_ip":"192.168.1.11","rank_id":"3"}]}]}
+JSON
+"$plan" --model "$dir/mlp.json" --global-batch 64 --rank-table "$dir/table.json" --compression none > "$dir/table.txt" \
+    || { cat "$dir/table.txt"; fail "planning from a rank table failed"; }
+grep -q '2 hosts x 2 ranks' "$dir/table.txt" || { cat "$dir/table.txt"; fail "the rank table's 2 x 2 was not used"; }
+grep -q 'sgemm on one core' "$dir/table.txt" || { cat "$dir/table.txt"; fail "the GEMM rate was not measured"; }
+
+# Probed here: 2 ranks as threads.
+"$plan" --model "$dir/mlp.json" --global-batch 32 --probe --probe-ranks 2 --gflops 50 > "$dir/probe.txt" \
+    || { cat "$dir/probe.txt"; fail "planning with --probe failed"; }
+grep -q '1 hosts x 2 ranks' "$dir/probe.txt" || { cat "$dir/probe.txt"; fail "the probe's 2 ranks were not used"; }
+
+# Bad input: exit 2, the field named, no plan file.
+bad() {  # expected-text args...
+    local want=$1; shift
+    rm -f "$dir/bad.json"
+    set +e
+    "$plan" "$@" -o "$dir/bad.json" > "$dir/bad.out" 2> "$dir/bad.err"
+    local rc=$?
+    set -e
+    [ $rc -eq 2 ] || { cat "$dir/bad.out" "$dir/bad.err"; fail "exit $rc, not 2, for: $*"; }
+    grep -qF -- "$want" "$dir/bad.err" || { cat "$dir/bad.err"; fail "no '$want' in the error for: $*"; }
+    [ ! -e "$dir/bad.json" ] && [ ! -e "$dir/bad.json.tmp" ] || fail "a plan file was written for: $*"
+}
+$py - "$dir/mlp.json" "$dir/broken.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); del m["layers"][2]["forward_flops"]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+ok=(--global-batch 64 --hosts 2 --ranks-per-host 2 --gflops 50)
+bad "layers[2].forward_flops: missing" --model "$dir/broken.json" "${ok[@]}"
+bad "cannot read $dir/none.json" --model "$dir/none.json" "${ok[@]}"
+bad "--memory-limit: no plan fits in 1.0 KiB per rank; the leanest" --model "$dir/mlp.json" "${ok[@]}" --memory-limit 1K
+bad "--memory-limit: 'lots' is not a size" --model "$dir/mlp.json" "${ok[@]}" --memory-limit lots
+bad "--global-batch must be at least 1" --model "$dir/mlp.json" --global-batch 0 --gflops 50
+bad "compression 'zip'" --model "$dir/mlp.json" "${ok[@]}" --compression none,zip
+bad "--buckets: '0' is not a size above 0" --model "$dir/mlp.json" "${ok[@]}" --buckets 0
+bad "--overlap: 'sometimes'" --model "$dir/mlp.json" "${ok[@]}" --overlap sometimes
+# A cluster whose hosts have no link between them.
+echo '{"hosts": 2, "ranks_per_host": 2, "shm": {"alpha_us": 1, "bandwidth_GBps": 4}, "reduce_GBps": 4, "copy_GBps": 4}' \
+    > "$dir/nolinks.json"
+bad "net" --model "$dir/mlp.json" --global-batch 64 --platform "$dir/nolinks.json" --gflops 50
+bad "--net-GBps must be greater than 0" --model "$dir/mlp.json" "${ok[@]}" --net-GBps 0
+echo '{"layers": [{"params": 10, "forward_flops": 20, "activation_bytes": 8}]}' > "$dir/one.json"
+bad "no dp x tp x pp split of 8 ranks works" --model "$dir/one.json" --global-batch 3 --hosts 2 --ranks-per-host 4 --gflops 50
+echo "plan_command_line: all cases passed"

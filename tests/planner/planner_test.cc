@@ -1,0 +1,280 @@
+// The planner's parts against exact expectations: the model file's checks, the
+// stage cut (against brute force), a plan's checks, predictions whose parts must
+// add up and whose simple cases have closed forms, and the search's ranking,
+// memory limit and collapsing of choices that change nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "planner/gradient_sync.h"
+#include "planner/plan_file.h"
+#include "planner/stages.h"
+#include "planner/step_model.h"
+
+using namespace hostccl;
+using namespace hostccl::plan;
+
+namespace {
+
+const char* kModel = R"({
+  "name": "toy", "dtype_bytes": 4, "optimizer_state_per_param": 1,
+  "layers": [
+    {"name": "in",  "params": 1000,   "forward_flops": 2000,   "activation_bytes": 400,  "tp": "replicated"},
+    {"name": "a0",  "params": 400000, "forward_flops": 800000, "activation_bytes": 4000, "tp": "column"},
+    {"name": "b0",  "params": 400000, "forward_flops": 800000, "activation_bytes": 400,  "tp": "row"},
+    {"name": "a1",  "params": 400000, "forward_flops": 800000, "activation_bytes": 4000, "tp": "column"},
+    {"name": "b1",  "params": 400000, "forward_flops": 800000, "activation_bytes": 400,  "tp": "row"},
+    {"name": "out", "params": 1010,   "forward_flops": 2020,   "activation_bytes": 40}
+  ]})";
+
+ModelSpec toyModel() {
+    ModelSpec m;
+    std::string why;
+    EXPECT_TRUE(parseModel(kModel, &m, &why)) << why;
+    return m;
+}
+
+// 2 hosts x 4 ranks, cores enough for every rank, a flat GEMM rate of 10 GFLOP/s.
+Cluster toyCluster(uint32_t hosts = 2, uint32_t perHost = 4) {
+    Cluster c;
+    c.platform = sim::fromCostParams(CostParams::defaults(), hosts, perHost, 0, LinkClass::Tcp);
+    c.gemm = ComputeRate(10e9);
+    return c;
+}
+
+std::string parseError(const std::string& json) {
+    ModelSpec m;
+    m.name = "untouched";
+    std::string why;
+    EXPECT_FALSE(parseModel(json, &m, &why)) << json;
+    EXPECT_EQ(m.name, "untouched");  // nothing changed on failure
+    return why;
+}
+
+}  // namespace
+
+TEST(PlannerModel, ReadsLayersAndTotals) {
+    const ModelSpec m = toyModel();
+    ASSERT_EQ(m.layers.size(), 6u);
+    EXPECT_EQ(m.parameterCount(), 1000u + 4 * 400000u + 1010u);
+    EXPECT_DOUBLE_EQ(m.forwardFlopsPerSample(), 2000.0 + 4 * 800000.0 + 2020.0);
+    EXPECT_EQ(m.layers[1].tp, TpSplit::Column);
+    EXPECT_EQ(m.layers[2].tp, TpSplit::Row);
+    EXPECT_EQ(m.layers[5].tp, TpSplit::Replicated);  // the default
+    EXPECT_EQ(m.optimizerStatePerParam, 1.0);
+    ModelSpec again;
+    std::string why;
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_EQ(modelJson(again), modelJson(m));
+}
+
+TEST(PlannerModel, NamesTheBadField) {
+    EXPECT_EQ(parseError("{"), "not valid JSON");
+    EXPECT_EQ(parseError(R"({"name": "x"})"), "layers: missing");
+    EXPECT_EQ(parseError(R"({"layers": []})"), "layers: must be a non-empty array");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4},
+                                         {"params": 1, "activation_bytes": 4}]})"),
+              "layers[1].forward_flops: missing");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": -1, "forward_flops": 2, "activation_bytes": 4}]})"),
+              "layers[0].params: must be at least 0 (got -1)");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": 1.5, "forward_flops": 2, "activation_bytes": 4}]})"),
+              "layers[0].params: must be a whole number (got 1.5)");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": "many", "activation_bytes": 4}]})"),
+              "layers[0].forward_flops: must be a number");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4, "tp": "diagonal"}]})"),
+              "layers[0].tp: must be \"replicated\", \"column\" or \"row\"");
+    EXPECT_EQ(parseError(R"({"dtype_bytes": 0, "layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}]})"),
+              "dtype_bytes: must be at least 1 (got 0)");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": 0, "activation_bytes": 4}]})"),
+              "layers: every forward_flops is 0 (nothing to compute)");
+}
+
+TEST(PlannerStages, MatchesBruteForce) {
+    EXPECT_EQ(balancedStages({1, 1, 1, 1, 4}, 2), (std::vector<uint32_t>{0, 4}));
+    EXPECT_EQ(balancedStages({3, 3, 3}, 3), (std::vector<uint32_t>{0, 1, 2}));
+    std::mt19937 rng(7);
+    for (int trial = 0; trial < 200; ++trial) {
+        const size_t n = 1 + rng() % 7;
+        const uint32_t k = 1 + rng() % n;
+        std::vector<double> cost(n);
+        for (double& c : cost) c = 1 + rng() % 9;
+        auto worst = [&](const std::vector<uint32_t>& starts) {
+            double m = 0;
+            for (size_t s = 0; s < starts.size(); ++s) {
+                const size_t end = s + 1 < starts.size() ? starts[s + 1] : n;
+                double sum = 0;
+                for (size_t i = starts[s]; i < end; ++i) sum += cost[i];
+                m = std::max(m, sum);
+            }
+            return m;
+        };
+        // Every way to cut n layers into k non-empty runs.
+        double best = std::numeric_limits<double>::infinity();
+        std::vector<uint32_t> starts{0};
+        std::function<void(uint32_t)> cut = [&](uint32_t from) {
+            if (starts.size() == k) {
+                best = std::min(best, worst(starts));
+                return;
+            }
+            for (uint32_t next = from + 1; next + (k - starts.size()) <= n; ++next) {
+                starts.push_back(next);
+                cut(next);
+                starts.pop_back();
+            }
+        };
+        cut(0);
+        const std::vector<uint32_t> got = balancedStages(cost, k);
+        ASSERT_EQ(got.size(), k);
+        EXPECT_EQ(got[0], 0u);
+        EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
+        EXPECT_DOUBLE_EQ(worst(got), best) << "n " << n << " k " << k;
+    }
+}
+
+TEST(PlannerPlan, RefusesWhatCannotRun) {
+    Workload w{toyModel(), 64, 0};
+    const Cluster c = toyCluster();
+    std::string why;
+    Plan p;
+    p.dp = 4, p.tp = 1, p.pp = 1;
+    EXPECT_FALSE(checkPlan(w, c, p, &why));
+    EXPECT_EQ(why, "dp 4 x tp 1 x pp 1 is not the 8 ranks");
+    p.dp = 1, p.tp = 8;
+    EXPECT_FALSE(checkPlan(w, c, p, &why));
+    EXPECT_EQ(why, "tp 8 does not divide the 4 ranks per host (tensor parallelism stays inside hosts)");
+    p.tp = 1, p.pp = 8;
+    EXPECT_FALSE(checkPlan(w, c, p, &why));
+    EXPECT_EQ(why, "pp 8 is more stages than the model's 6 layers");
+    p.dp = 8, p.pp = 1, w.globalBatch = 60;
+    EXPECT_FALSE(checkPlan(w, c, p, &why));
+    EXPECT_EQ(why, "the global batch 60 does not divide over dp 8");
+    w.globalBatch = 64, p.microBatches = 3;
+    EXPECT_FALSE(checkPlan(w, c, p, &why));
+    EXPECT_EQ(why, "3 micro-batches do not divide the replica's batch of 8");
+    p.microBatches = 2, p.compression = "zip";
+    EXPECT_FALSE(checkPlan(w, c, p, &why));
+    EXPECT_EQ(why, "compression 'zip': expected none, fp16, bf16, topk[:ratio] or sign");
+    p.compression = "topk:0.1";
+    EXPECT_TRUE(checkPlan(w, c, p, &why)) << why;
+}
+
+// One rank, nothing to communicate: the step is the GEMMs, forward and twice that
+// backward, at the flat rate; memory is weights, gradients, optimizer state and
+// the batch's activations.
+TEST(PlannerPredict, OneRankIsItsGemmsAndMemory) {
+    const Workload w{toyModel(), 32, 0};
+    const Cluster c = toyCluster(1, 1);
+    CommEstimator comm(c.platform);
+    Plan p;
+    const Prediction q = predictStep(w, c, comm, p);
+    const double flops = 3 * w.model.forwardFlopsPerSample() * 32;
+    EXPECT_DOUBLE_EQ(q.stepSeconds, flops / 10e9);
+    EXPECT_DOUBLE_EQ(q.computeSeconds, q.stepSeconds);
+    EXPECT_EQ(q.tpSeconds + q.p2pSeconds + q.bubbleSeconds + q.dpExposedSeconds, 0.0);
+    uint64_t activations = 0;
+    for (const LayerSpec& l : w.model.layers) activations += l.activationBytes * 32;
+    EXPECT_EQ(q.memoryBytes, w.model.parameterCount() * 4 * 3 + activations);
+    EXPECT_EQ(q.wireBytes, 0u);
+    EXPECT_EQ(comm.simulatedOps(), 0u);
+}
+
+// Every plan of the search: the parts add up to the step, overlap is never slower
+// than none, and a 16-bit cast halves the gradient bytes an allreduce moves.
+TEST(PlannerPredict, PartsAddUpAndChoicesBehave) {
+    const Workload w{toyModel(), 64, 0};
+    const Cluster c = toyCluster();
+    CommEstimator comm(c.platform);
+    SearchSpace space;
+    space.bucketBytes = {uint64_t(1) << 20, uint64_t(4) << 20};
+    const SearchResult r = searchPlans(w, c, comm, space);
+    ASSERT_GT(r.plans.size(), 20u);
+    for (const RankedPlan& rp : r.plans) {
+        const Prediction& q = rp.prediction;
+        const double parts = q.computeSeconds + q.tpSeconds + q.p2pSeconds + q.bubbleSeconds + q.dpExposedSeconds;
+        EXPECT_NEAR(parts, q.stepSeconds, 1e-12 + 1e-9 * q.stepSeconds) << planLabel(rp.plan);
+        EXPECT_GE(q.bubbleSeconds, 0.0);
+        EXPECT_GE(q.dpExposedSeconds, 0.0);
+        EXPECT_EQ(q.stageStarts.size(), rp.plan.pp);
+        if (rp.plan.pp == 1) {
+            EXPECT_EQ(q.bubbleSeconds + q.p2pSeconds, 0.0) << planLabel(rp.plan);
+        }
+        if (rp.plan.tp == 1) {
+            EXPECT_EQ(q.tpSeconds, 0.0) << planLabel(rp.plan);
+        }
+        if (rp.plan.dp > 1) {
+            EXPECT_GT(q.dpCommSeconds, 0.0) << planLabel(rp.plan);
+        }
+        if (!rp.plan.overlap) {
+            Plan on = rp.plan;
+            on.overlap = true;
+            EXPECT_LE(predictStep(w, c, comm, on).stepSeconds, q.stepSeconds) << planLabel(rp.plan);
+        }
+    }
+    for (size_t i = 1; i < r.plans.size(); ++i)
+        EXPECT_LE(r.plans[i - 1].prediction.stepSeconds, r.plans[i].prediction.stepSeconds);
+    Plan none;
+    none.dp = 8;
+    Plan half = none;
+    half.compression = "fp16";
+    const uint64_t gradBytes = w.model.parameterCount() * 4;  // one bucket per group: all fit in 25 MiB... except the first
+    const uint64_t wireNone = predictStep(w, c, comm, none).wireBytes, wireHalf = predictStep(w, c, comm, half).wireBytes;
+    EXPECT_GT(wireNone, gradBytes);  // 2(n-1)/n of every bucket
+    EXPECT_NEAR(double(wireHalf), wireNone / 2.0, 8.0);  // rounding per bucket
+}
+
+TEST(PlannerSearch, MemoryLimitAndEquivalentChoices) {
+    Workload w{toyModel(), 64, 0};
+    const Cluster c = toyCluster();
+    CommEstimator comm(c.platform);
+    SearchSpace space;
+    space.compressions = {"none"};
+    const SearchResult all = searchPlans(w, c, comm, space);
+    // Gradients of at most 6.4 MB: 25 MiB and 100 MiB buckets pack them alike, and
+    // the plan with the smaller size stands for both.
+    for (const RankedPlan& rp : all.plans) EXPECT_NE(rp.plan.bucketBytes, uint64_t(100) << 20) << planLabel(rp.plan);
+    EXPECT_GT(all.equivalent, 0u);
+    // A limit between the leanest plan and the rest keeps exactly those under it.
+    uint64_t leanest = all.leanest.prediction.memoryBytes;
+    w.memoryLimit = leanest;
+    const SearchResult tight = searchPlans(w, c, comm, space);
+    ASSERT_FALSE(tight.plans.empty());
+    for (const RankedPlan& rp : tight.plans) EXPECT_LE(rp.prediction.memoryBytes, leanest);
+    EXPECT_EQ(tight.plans.size() + tight.overMemory + tight.equivalent, tight.considered);
+    w.memoryLimit = leanest - 1;
+    const SearchResult none = searchPlans(w, c, comm, space);
+    EXPECT_TRUE(none.plans.empty());
+    EXPECT_EQ(none.leanest.prediction.memoryBytes, leanest);
+}
+
+TEST(PlannerPlanFile, RoundTripsThePlans) {
+    const Workload w{toyModel(), 64, 0};
+    const Cluster c = toyCluster();
+    CommEstimator comm(c.platform);
+    SearchSpace space;
+    space.compressions = {"none", "topk:0.05"};
+    const SearchResult r = searchPlans(w, c, comm, space);
+    const PlanReport report{&w, &c, &r};
+    const std::string path = ::testing::TempDir() + "/planner_test_plan.json";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        const std::string text = planFileJson(report);
+        ASSERT_EQ(std::fwrite(text.data(), 1, text.size(), f), text.size());
+        std::fclose(f);
+    }
+    for (size_t i : {size_t(0), r.plans.size() - 1}) {
+        Plan p;
+        std::string why;
+        ASSERT_TRUE(readPlanFile(path, i, &p, &why)) << why;
+        EXPECT_EQ(planLabel(p), planLabel(r.plans[i].plan));
+    }
+    Plan p;
+    std::string why;
+    EXPECT_FALSE(readPlanFile(path, r.plans.size(), &p, &why));
+    EXPECT_NE(why.find("no plan " + std::to_string(r.plans.size() + 1)), std::string::npos) << why;
+    EXPECT_NE(rankedTable(report, 3).find("dp"), std::string::npos);
+    std::remove(path.c_str());
+}

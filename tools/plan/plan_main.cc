@@ -1,0 +1,170 @@
+// hostccl-plan: chooses how to train a model on a cluster before training it.
+// Reads the model (layers with parameters, FLOPs and activations), the batch and a
+// memory limit, takes the cluster from a platform file, a saved description, a
+// rank table, the command line or a probe under a launcher, measures this host's
+// GEMM rate, predicts every dp x tp x pp / micro-batch / bucket / compression /
+// overlap plan (planner/), and prints them ranked; --out writes the plan file.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/bootstrap/rank_table.h"
+#include "planner/plan_file.h"
+#include "tools/sim/cli_options.h"
+#include "tools/sim/platform_options.h"
+
+using namespace hostccl;
+using namespace hostccl::plan;
+
+namespace {
+
+struct Options : sim::PlatformOptions {
+    std::string modelPath, rankTablePath, outPath;
+    uint64_t globalBatch = 0;
+    std::string memoryText, bucketsText = "1M,4M,25M,100M", compressionText = "none,fp16,bf16,topk:0.01,sign";
+    std::string overlapText = "both";
+    uint32_t maxMicroBatches = 64;
+    double gflops = 0;  // 0: measure
+    size_t top = 10;
+};
+
+// The rank table's servers set the hosts and ranks per host the command line left open.
+bool applyRankTable(Options& o, std::string* why) {
+    if (o.rankTablePath.empty()) return true;
+    RankTable table;
+    std::string content;
+    if (loadRankTable(o.rankTablePath, &table, &content, why) != HCCL_SUCCESS) return false;
+    std::map<uint32_t, uint32_t> perServer;
+    for (const RankTableEntry& e : table.ranks) ++perServer[e.serverIndex];
+    const uint32_t first = perServer.begin()->second;
+    for (auto& [server, count] : perServer)
+        if (count != first)
+            return *why = fmt::format("--rank-table {}: servers hold {} and {} ranks; the planner needs the same on every host",
+                                      o.rankTablePath, first, count),
+                   false;
+    if (o.hosts == 0) o.hosts = static_cast<uint32_t>(perServer.size());
+    if (o.ranksPerHost == 0) o.ranksPerHost = first;
+    return true;
+}
+
+bool buildSearchSpace(const Options& o, SearchSpace* s, std::string* why) {
+    s->bucketBytes.clear();
+    for (const std::string& b : sim::splitList(o.bucketsText)) {
+        uint64_t bytes = 0;
+        if (!sim::parseBytes(b, &bytes) || bytes == 0)
+            return *why = fmt::format("--buckets: '{}' is not a size above 0 (e.g. 4M)", b), false;
+        s->bucketBytes.push_back(bytes);
+    }
+    s->compressions = sim::splitList(o.compressionText);
+    if (o.overlapText == "both") s->overlap = {true, false};
+    else if (o.overlapText == "on") s->overlap = {true};
+    else if (o.overlapText == "off") s->overlap = {false};
+    else return *why = fmt::format("--overlap: '{}' is not both, on or off", o.overlapText), false;
+    s->maxMicroBatches = o.maxMicroBatches;
+    if (!checkSearchSpace(*s, why)) return *why = "--compression / --buckets: " + *why, false;
+    return true;
+}
+
+bool buildWorkload(const Options& o, Workload* w, std::string* why) {
+    if (!loadModel(o.modelPath, &w->model, why)) return *why = "--model " + *why, false;
+    if (o.globalBatch == 0) return *why = "--global-batch must be at least 1", false;
+    w->globalBatch = o.globalBatch;
+    if (!o.memoryText.empty() && (!sim::parseBytes(o.memoryText, &w->memoryLimit) || w->memoryLimit == 0))
+        return *why = fmt::format("--memory-limit: '{}' is not a size above 0 (e.g. 2G)", o.memoryText), false;
+    return true;
+}
+
+std::string readableBytes(uint64_t b) {
+    if (b < (1 << 20)) return fmt::format("{:.1f} KiB", b / 1024.0);
+    if (b < (1ull << 30)) return fmt::format("{:.1f} MiB", b / 1048576.0);
+    return fmt::format("{:.2f} GiB", b / 1073741824.0);
+}
+
+// Written whole or not at all: a temporary file renamed over the target.
+bool writeWhole(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp);
+        f << text;
+        if (!f) return std::filesystem::remove(tmp), false;
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    return !ec;
+}
+
+int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
+    SearchSpace space;
+    std::string why;
+    if (!buildSearchSpace(o, &space, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 2;
+    CommEstimator comm(c.platform);
+    const SearchResult result = searchPlans(w, c, comm, space);
+    if (result.plans.empty()) {
+        if (result.considered == 0) {
+            std::fprintf(stderr,
+                         "hostccl-plan: no dp x tp x pp split of %u ranks works: tp must divide the %u ranks per host, pp "
+                         "be at most the model's %zu layers and dp divide the global batch of %llu\n",
+                         c.ranks(), c.platform.ranksPerHost, w.model.layers.size(),
+                         static_cast<unsigned long long>(w.globalBatch));
+        } else {
+            std::fprintf(stderr, "hostccl-plan: --memory-limit: no plan fits in %s per rank; the leanest (%s) needs %s\n",
+                         readableBytes(w.memoryLimit).c_str(), planLabel(result.leanest.plan).c_str(),
+                         readableBytes(result.leanest.prediction.memoryBytes).c_str());
+        }
+        return 2;
+    }
+    const PlanReport report{&w, &c, &result};
+    if (!o.outPath.empty() && !writeWhole(o.outPath, planFileJson(report)))
+        return std::fprintf(stderr, "hostccl-plan: cannot write %s\n", o.outPath.c_str()), 1;
+    std::printf("# model %s: %llu parameters, %.3g forward FLOPs per sample, global batch %llu\n", w.model.name.c_str(),
+                static_cast<unsigned long long>(w.model.parameterCount()), w.model.forwardFlopsPerSample(),
+                static_cast<unsigned long long>(w.globalBatch));
+    std::printf("# cluster: %s\n# compute: %s\n", c.platform.summary().c_str(), c.gemm.summary().c_str());
+    std::printf("# %llu plans predicted (%llu collective sizes simulated): %llu over the memory limit, %llu the same as "
+                "a listed one but for a bucket size or overlap choice that changes nothing\n",
+                static_cast<unsigned long long>(result.considered), static_cast<unsigned long long>(comm.simulatedOps()),
+                static_cast<unsigned long long>(result.overMemory), static_cast<unsigned long long>(result.equivalent));
+    std::fputs(rankedTable(report, o.top).c_str(), stdout);
+    if (!o.outPath.empty()) std::printf("# plan file: %s\n", o.outPath.c_str());
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"hostccl-plan: choose dp x tp x pp, micro-batches, buckets and compression for a model on a cluster"};
+    app.add_option("--model", o.modelPath, "model description (JSON; see docs/planner.md)")->required();
+    app.add_option("--global-batch", o.globalBatch, "samples per step over all replicas")->required();
+    app.add_option("--memory-limit", o.memoryText, "bytes per rank, e.g. 2G (default: no limit)");
+    sim::addPlatformOptions(app, &o,
+                            "measure the cluster with a communicator (ranks as threads here, or one per process under "
+                            "mpirun/srun; rank 0 plans)");
+    app.add_option("--rank-table", o.rankTablePath, "take hosts and ranks per host from an HCCL rank table");
+    app.add_option("--gflops", o.gflops, "one core's GEMM rate, GFLOP/s (default: measured with OpenBLAS)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--buckets", o.bucketsText, "gradient bucket sizes to try");
+    app.add_option("--compression", o.compressionText, "compressors to try: none, fp16, bf16, topk[:ratio], sign");
+    app.add_option("--overlap", o.overlapText, "both, on or off");
+    app.add_option("--max-micro-batches", o.maxMicroBatches, "largest micro-batch count to try (powers of two)");
+    app.add_option("--top", o.top, "plans to print");
+    app.add_option("-o,--out", o.outPath, "write every fitting plan, ranked, as JSON");
+    CLI11_PARSE(app, argc, argv);
+
+    std::string why;
+    Workload w;
+    Cluster c;
+    bool printer = true;
+    const bool ok = buildWorkload(o, &w, &why) && applyRankTable(o, &why) &&
+                    (o.probe ? sim::probeFromOptions(o, &c.platform, &printer, &why)
+                             : sim::resolvePlatform(o, &c.platform, &why));
+    if (!ok) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 2;
+    if (!printer) return 0;  // under a launcher, rank 0 plans
+    c.gemm = o.gflops > 0 ? ComputeRate(o.gflops * 1e9) : measureGemmRate();
+    return searchAndReport(o, w, c);
+}
