@@ -64,3 +64,10 @@ echo "C++ API and training layer: ok"
 sim_out=$("$prefix/bin/hostccl-sim" --data -n 16 -c allreduce -b 64K)
 grep -qE "allreduce +16 +2 .* yes +[0-9.]+$" <<< "$sim_out" || { echo "$sim_out"; exit 1; }
 echo "hostccl-sim: ok"
+
+# So is the planner: a two-layer model on 2 hosts x 2 ranks, ranked.
+echo '{"layers": [{"params": 4096, "forward_flops": 8192, "activation_bytes": 256, "tp": "column"},
+                  {"params": 4096, "forward_flops": 8192, "activation_bytes": 256, "tp": "row"}]}' > "$prefix/model.json"
+plan_out=$("$prefix/bin/hostccl-plan" --model "$prefix/model.json" --global-batch 64 --hosts 2 --ranks-per-host 2 --gflops 20)
+grep -qE "^ +1  dp" <<< "$plan_out" || { echo "$plan_out"; exit 1; }
+echo "hostccl-plan: ok"
