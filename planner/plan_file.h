@@ -1,5 +1,5 @@
 // The planner's outputs: a ranked table for people, and a plan file (JSON) for
-// programs (train_mlp --plan, the PyTorch example) and for the report.
+// programs (train_mlp --plan: plan_reader.h) and for the report.
 #pragma once
 
 #include <string>
@@ -19,8 +19,5 @@ struct PlanReport {
 std::string rankedTable(const PlanReport& r, size_t rows);
 // Every fitting plan, fastest first, with what it was planned for.
 std::string planFileJson(const PlanReport& r);
-
-// Reads plan number `index` (0: the first choice) from a plan file; false and `why`.
-bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string* why);
 
 }  // namespace hostccl::plan

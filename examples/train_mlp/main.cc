@@ -19,13 +19,14 @@
 #include "hostccl/bucketing.hpp"
 #include "hostccl/parallel.hpp"
 #include "model.h"
+#include "planner/plan_reader.h"
 
 namespace train_mlp {
 namespace {
 
 struct Flags {
     uint32_t ranks = 0;  // 0: from the launcher's environment
-    uint32_t steps = 40, batch = 256, tp = 1;
+    uint32_t steps = 40, batch = 256, tp = 1, microBatches = 1;
     ModelShape shape{32, 8, 64, 256, 2};
     float lr = 0.05f, separation = 0.3f;
     double bucketMiB = 25, firstBucketMiB = 1;
@@ -33,6 +34,8 @@ struct Flags {
     bool noOverlap = false, quiet = false;
     uint64_t seed = 1;
     std::string describePath;  // write the model for hostccl-plan and exit
+    std::string planPath;      // take tp, micro-batches, buckets, compression, overlap from a plan file
+    uint32_t planDp = 0;       // the plan's dp (checked against the world)
 };
 
 using Clock = std::chrono::steady_clock;
@@ -68,8 +71,14 @@ int train(const Flags& f, hostccl::Communicator& world) {
     if (f.tp == 0 || n % f.tp != 0) throw hostccl::Error(HCCL_E_PARA, "--tp must divide the rank count");
     hostccl::ParallelGroups groups(world, n / f.tp, f.tp, 1);
     const uint32_t dp = groups.dataParallelSize(), d = groups.dataParallelRank();
+    if (f.planDp != 0 && f.planDp != dp)
+        throw hostccl::Error(HCCL_E_PARA, "--plan: the plan's dp " + std::to_string(f.planDp) + " x tp " + std::to_string(f.tp) +
+                                              " is not the " + std::to_string(n) + " ranks");
     if (f.batch % dp != 0) throw hostccl::Error(HCCL_E_PARA, "--batch must be a multiple of the data-parallel degree");
     const uint32_t local = f.batch / dp;
+    if (f.microBatches == 0 || local % f.microBatches != 0)
+        throw hostccl::Error(HCCL_E_PARA, "--micro-batches must divide the replica's batch of " + std::to_string(local));
+    const uint32_t micro = local / f.microBatches;
     Dataset data(f.shape.features, f.shape.classes, f.separation, f.seed);
     Model model(f.shape, groups.tensorParallel(), f.seed);
     hostccl::BucketOptions bo;
@@ -89,9 +98,9 @@ int train(const Flags& f, hostccl::Communicator& world) {
     if (me == 0) {
         size_t params = 0;
         for (auto& p : model.parameters()) params += p.value.size();
-        std::printf("# train_mlp: %u ranks (dp %u x tp %u, tp inside a host: %s), %zu parameters per rank, batch %u, "
+        std::printf("# train_mlp: %u ranks (dp %u x tp %u, tp inside a host: %s), %zu parameters per rank, batch %u in %u micro-batches, "
                     "compression %s, buckets %.3g MiB (first %.3g MiB), overlap %s\n",
-                    n, dp, f.tp, groups.tensorParallelWithinHost() ? "yes" : "no", params, f.batch,
+                    n, dp, f.tp, groups.tensorParallelWithinHost() ? "yes" : "no", params, f.batch, f.microBatches,
                     f.compression.c_str(), f.bucketMiB, f.firstBucketMiB, f.noOverlap ? "off" : "on");
         if (print) std::printf("# %5s %9s %9s %10s %12s %9s %9s %10s\n", "step", "loss", "step_ms", "compute_ms",
                                "exposed_ms", "comm_ms", "tp_ms", "wire_KiB");
@@ -104,7 +113,14 @@ int train(const Flags& f, hostccl::Communicator& world) {
         for (uint32_t i = 0; i < local; ++i)
             labels[i] = data.sample(uint64_t(step) * f.batch + d * local + i, &x[size_t(i) * f.shape.features]);
         auto t0 = Clock::now();
-        double localLoss = model.step(x, labels, local, [&](size_t id) { buckets.ready(bucketId[id]); });
+        double localLoss = 0;
+        for (uint32_t m = 0; m < f.microBatches; ++m) {
+            const size_t rows = size_t(micro) * f.shape.features;
+            const std::vector<float> xm(x.begin() + m * rows, x.begin() + (m + 1) * rows);
+            const std::vector<uint32_t> lm(labels.begin() + m * micro, labels.begin() + (m + 1) * micro);
+            localLoss += model.step(xm, lm, micro, [&](size_t id) { buckets.ready(bucketId[id]); },
+                                    MicroBatch{m, f.microBatches}) / f.microBatches;
+        }
         double computeMs = msSince(t0);
         auto t1 = Clock::now();
         buckets.waitAll();
@@ -135,14 +151,50 @@ int train(const Flags& f, hostccl::Communicator& world) {
     }
     if (me == 0) {
         double k = totals.steps ? totals.steps : 1;
-        std::printf("summary: ranks=%u dp=%u tp=%u compression=%s overlap=%s steps=%u first_loss=%.5f final_loss=%.5f "
+        std::printf("summary: ranks=%u dp=%u tp=%u micro_batches=%u compression=%s overlap=%s steps=%u first_loss=%.5f final_loss=%.5f "
                     "step_ms=%.2f compute_ms=%.2f exposed_comm_ms=%.2f comm_ms=%.2f tp_ms=%.2f wire_bytes_per_step=%.0f "
                     "buckets=%zu params_identical=yes\n",
-                    n, dp, f.tp, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
+                    n, dp, f.tp, f.microBatches, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
                     totals.stepMs / k, totals.computeMs / k, totals.exposedMs / k, totals.commMs / k, totals.tpMs / k,
                     totals.wireBytes / k, buckets.bucketCount());
     }
     return 0;
+}
+
+// --plan FILE[:N]: the plan's choices replace the flags'. Pipeline stages are
+// not something this example runs, so a plan with pp > 1 is refused.
+bool applyPlan(Flags* f) {
+    std::string path = f->planPath;
+    size_t index = 0;
+    if (const size_t colon = path.rfind(':'); colon != std::string::npos) {
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(path.c_str() + colon + 1, &end, 10);
+        if (end == path.c_str() + colon + 1 || *end != '\0' || n == 0) {
+            std::fprintf(stderr, "train_mlp: --plan %s: the plan number after ':' must be 1 or more\n", path.c_str());
+            return false;
+        }
+        index = n - 1;
+        path.resize(colon);
+    }
+    hostccl::plan::Plan p;
+    std::string why;
+    if (!hostccl::plan::readPlanFile(path, index, &p, &why)) {
+        std::fprintf(stderr, "train_mlp: --plan %s\n", why.c_str());
+        return false;
+    }
+    if (p.pp != 1) {
+        std::fprintf(stderr, "train_mlp: --plan %s: plan %zu has %u pipeline stages; train_mlp runs data and tensor "
+                     "parallelism only (pp 1)\n", path.c_str(), index + 1, p.pp);
+        return false;
+    }
+    f->tp = p.tp;
+    f->planDp = p.dp;
+    f->microBatches = p.microBatches;
+    f->bucketMiB = double(p.bucketBytes) / (1 << 20);
+    f->firstBucketMiB = double(p.firstBucketBytes) / (1 << 20);
+    f->compression = p.compression;
+    f->noOverlap = !p.overlap;
+    return true;
 }
 
 int runRank(const Flags& f, hostccl::Communicator& world) {
@@ -195,6 +247,8 @@ int main(int argc, char** argv) {
     app.add_option("--lr", f.lr, "learning rate");
     app.add_option("--separation", f.separation, "scale of the class centres against unit noise (smaller: harder)");
     app.add_option("--tp", f.tp, "tensor-parallel degree")->check(CLI::Range(1u, 1u << 16));
+    app.add_option("--micro-batches", f.microBatches, "micro-batches per step (gradients accumulated over them)")
+        ->check(CLI::Range(1u, 1u << 20));
     app.add_option("--bucket-mb", f.bucketMiB, "bucket size, MiB")->check(CLI::PositiveNumber);
     app.add_option("--first-bucket-mb", f.firstBucketMiB, "first bucket size, MiB")->check(CLI::PositiveNumber);
     app.add_option("--compression", f.compression, "none, fp16, bf16, topk[:ratio], sign");
@@ -202,7 +256,11 @@ int main(int argc, char** argv) {
     app.add_flag("--quiet", f.quiet, "print only the header and the summary");
     app.add_option("--seed", f.seed, "data and initialisation seed");
     app.add_option("--describe-model", f.describePath, "write the model as hostccl-plan reads it (JSON) and exit");
+    app.add_option("--plan", f.planPath,
+                   "hostccl-plan's plan file, FILE or FILE:N for its N-th plan (default the first): sets --tp, "
+                   "--micro-batches, buckets, --compression and overlap");
     CLI11_PARSE(app, argc, argv);
+    if (!f.planPath.empty() && !applyPlan(&f)) return 2;
     if (!f.describePath.empty()) {
         std::FILE* out = std::fopen(f.describePath.c_str(), "w");
         const std::string text = describeModel(f.shape);

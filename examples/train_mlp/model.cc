@@ -30,8 +30,8 @@ void reluBackward(std::vector<float>& dv, const std::vector<float>& pre) {
 void addRowVector(std::vector<float>& m, const std::vector<float>& row) {
     for (size_t i = 0; i < m.size(); ++i) m[i] += row[i % row.size()];
 }
-void sumRows(const std::vector<float>& m, std::vector<float>& out) {
-    std::fill(out.begin(), out.end(), 0.0f);
+void sumRows(const std::vector<float>& m, std::vector<float>& out, bool accumulate) {
+    if (!accumulate) std::fill(out.begin(), out.end(), 0.0f);
     for (size_t i = 0; i < m.size(); ++i) out[i % out.size()] += m[i];
 }
 
@@ -88,10 +88,14 @@ void Model::allReduceTp(std::vector<float>& v) {
 }
 
 double Model::step(const std::vector<float>& x, const std::vector<uint32_t>& labels, uint32_t batch,
-                   const std::function<void(size_t)>& gradReady) {
+                   const std::function<void(size_t)>& gradReadyOnLast, MicroBatch micro) {
     const ModelShape& s = shape_;
+    const bool acc = micro.index > 0;  // add to the gradients of the step's earlier micro-batches
+    auto gradReady = [&](size_t id) {
+        if (micro.last()) gradReadyOnLast(id);
+    };
     const int B = int(batch), F = int(s.features), D = int(s.width), Hs = int(hiddenShard_), C = int(s.classes);
-    tpWaitMs_ = 0;
+    if (micro.index == 0) tpWaitMs_ = 0;  // the whole step's waits
     auto P = [&](size_t i) -> Parameter& { return params_[i]; };
     const size_t head = 2 + 2 * s.blocks;
 
@@ -117,7 +121,8 @@ double Model::step(const std::vector<float>& x, const std::vector<uint32_t>& lab
     gemm(false, false, B, C, D, h[s.blocks].data(), P(head).value.data(), logits.data());
     addRowVector(logits, P(head + 1).value);
 
-    // Softmax cross-entropy; dlogits = (p - onehot) / B.
+    // Softmax cross-entropy; dlogits = (p - onehot) / (B x micro-batches).
+    const float perSample = 1.0f / (float(B) * float(micro.count));
     double loss = 0;
     for (int i = 0; i < B; ++i) {
         float* row = &logits[size_t(i) * C];
@@ -125,25 +130,25 @@ double Model::step(const std::vector<float>& x, const std::vector<uint32_t>& lab
         double z = 0;
         for (int c = 0; c < C; ++c) z += std::exp(double(row[c] - mx));
         loss += std::log(z) - double(row[labels[i]] - mx);
-        for (int c = 0; c < C; ++c) row[c] = float(std::exp(double(row[c] - mx)) / z) / float(B);
-        row[labels[i]] -= 1.0f / float(B);
+        for (int c = 0; c < C; ++c) row[c] = float(std::exp(double(row[c] - mx)) / z) * perSample;
+        row[labels[i]] -= perSample;
     }
     const std::vector<float>& dlogits = logits;
 
     // Backward: each gradient is handed over the moment it is final.
-    gemm(true, false, D, C, B, h[s.blocks].data(), dlogits.data(), P(head).grad.data());
+    gemm(true, false, D, C, B, h[s.blocks].data(), dlogits.data(), P(head).grad.data(), acc);
     gradReady(head);
-    sumRows(dlogits, P(head + 1).grad);
+    sumRows(dlogits, P(head + 1).grad, acc);
     gradReady(head + 1);
     std::vector<float> dh(size_t(B) * D);
     gemm(false, true, B, D, C, dlogits.data(), P(head).value.data(), dh.data());
     for (uint32_t k = s.blocks; k-- > 0;) {
-        gemm(true, false, Hs, D, B, act[k].data(), dh.data(), P(3 + 2 * k).grad.data());
+        gemm(true, false, Hs, D, B, act[k].data(), dh.data(), P(3 + 2 * k).grad.data(), acc);
         gradReady(3 + 2 * k);
         std::vector<float> dpre(size_t(B) * Hs);
         gemm(false, true, B, Hs, D, dh.data(), P(3 + 2 * k).value.data(), dpre.data());
         reluBackward(dpre, pre[k]);
-        gemm(true, false, D, Hs, B, h[k].data(), dpre.data(), P(2 + 2 * k).grad.data());
+        gemm(true, false, D, Hs, B, h[k].data(), dpre.data(), P(2 + 2 * k).grad.data(), acc);
         gradReady(2 + 2 * k);
         std::vector<float> dIn(size_t(B) * D);
         gemm(false, true, B, D, Hs, dpre.data(), P(2 + 2 * k).value.data(), dIn.data());
@@ -151,9 +156,9 @@ double Model::step(const std::vector<float>& x, const std::vector<uint32_t>& lab
         for (size_t i = 0; i < dh.size(); ++i) dh[i] += dIn[i];
     }
     reluBackward(dh, embedPre);
-    gemm(true, false, F, D, B, x.data(), dh.data(), P(0).grad.data());
+    gemm(true, false, F, D, B, x.data(), dh.data(), P(0).grad.data(), acc);
     gradReady(0);
-    sumRows(dh, P(1).grad);
+    sumRows(dh, P(1).grad, acc);
     gradReady(1);
     return loss / B;
 }

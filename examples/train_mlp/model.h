@@ -24,6 +24,13 @@ struct Parameter {
     bool sharded;  // a tensor-parallel shard (differs between TP ranks)
 };
 
+// Which of a step's micro-batches a pass is: gradients are accumulated over them
+// (the first overwrites), each weighted 1 / count, and are final after the last.
+struct MicroBatch {
+    uint32_t index = 0, count = 1;
+    bool last() const { return index + 1 == count; }
+};
+
 // The model as hostccl-plan reads one (JSON: layers, parameters, FLOPs, activations).
 std::string describeModel(const ModelShape& shape);
 
@@ -34,16 +41,18 @@ public:
     Model(const ModelShape& shape, hostccl::Communicator& tp, uint64_t seed);
 
     // Forward and backward on a batch (x: batch x features, labels), leaving the
-    // gradients (of the mean loss over this batch) in each parameter's grad.
-    // gradReady(id) is called as soon as parameter id's gradient is final, in the
-    // order of backwardOrder(). Returns the batch's mean loss.
+    // gradients (of the mean loss over the step's micro-batches) in each parameter's
+    // grad. On the last micro-batch gradReady(id) is called as soon as parameter
+    // id's gradient is final, in the order of backwardOrder(). Returns the batch's
+    // mean loss.
     double step(const std::vector<float>& x, const std::vector<uint32_t>& labels, uint32_t batch,
-                const std::function<void(size_t)>& gradReady);
+                const std::function<void(size_t)>& gradReady, MicroBatch micro = {});
     // Parameter ids in the order backward finishes their gradients.
     const std::vector<size_t>& backwardOrder() const { return backwardOrder_; }
     std::vector<Parameter>& parameters() { return params_; }
     void sgd(float lr);
-    // Milliseconds spent waiting for tensor-parallel allreduces in the last step.
+    // Milliseconds spent waiting for tensor-parallel allreduces in the last step
+    // (every micro-batch of it).
     double tpWaitMs() const { return tpWaitMs_; }
 
 private:

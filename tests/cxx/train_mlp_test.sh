@@ -39,6 +39,15 @@ for c in fp16 bf16 topk:0.05 sign; do local_run "compression $c" --ranks 4 --com
 # the tensor-parallel ranks' replicas diverge (top-k picks, sign scales differ).
 for c in topk:0.01 sign; do local_run "dp 2 x tp 2, compression $c" --ranks 4 --tp 2 --compression "$c"; done
 
+# Micro-batches accumulate gradients: the same training as one batch (the loss curve
+# agrees to the printed digits; sums are only reassociated).
+one=$("$bin" --ranks 4 --tp 2 --steps 20 --quiet 2>&1 | sed -n 's/.* final_loss=\([^ ]*\).*/\1/p')
+four=$("$bin" --ranks 4 --tp 2 --steps 20 --quiet --micro-batches 4 2>&1)
+grep -q "micro_batches=4" <<<"$four" || fail "micro-batches: not in the summary: $four"
+check "4 micro-batches" "$four"
+[ -n "$one" ] && [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$four")" = "$one" ] \
+    || fail "4 micro-batches end at another loss than one batch ($one): $four"
+
 # Four processes under launcher variables (Communicator::fromEnvironment).
 port=$((20000 + RANDOM % 12000))
 dir=$(mktemp -d /tmp/hostccl-train-mlp.XXXXXX)
@@ -59,6 +68,8 @@ out=$("$bin" --ranks 4 --tp 3 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "tp must divide" <<<"$out" || fail "tp 3 of 4: status $rc: $out"
 out=$(env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u SLURM_NTASKS "$bin" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "no launcher environment" <<<"$out" || fail "no launcher: status $rc: $out"
+out=$("$bin" --ranks 4 --batch 256 --micro-batches 3 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "micro-batches must divide the replica's batch of 64" <<<"$out" || fail "3 micro-batches: status $rc: $out"
 echo "ok: bad flags rejected"
 
 [ $failures -eq 0 ] && echo "train_mlp: all cases passed" || { echo "train_mlp: $failures failures"; exit 1; }

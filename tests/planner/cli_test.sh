@@ -36,6 +36,26 @@ for i, p in enumerate(plans):
     assert p["lossy"] == (p["compression"] in ("sign",) or p["compression"].startswith("topk")), p
 PY
 
+# train_mlp trains with a plan: the first, and one with pipeline stages refused.
+"$plan" --model "$dir/mlp.json" --global-batch 64 --ranks-per-host 4 --cores 2 --gflops 50 --compression none,fp16 \
+    -o "$dir/four.json" > /dev/null || fail "planning 4 ranks failed"
+first=$($py -c 'import json,sys; p=json.load(open(sys.argv[1]))["plans"][0]; print(p["tp"], p["micro_batches"], p["compression"])' "$dir/four.json")
+read -r tp mb comp <<<"$first"
+want="tp=$tp micro_batches=$mb compression=$comp"
+[ "$($py -c 'import json,sys; print(json.load(open(sys.argv[1]))["plans"][0]["pp"])' "$dir/four.json")" = 1 ] || fail "first plan has stages"
+out=$("$mlp" --ranks 4 --batch 64 --blocks 3 --hidden 512 --steps 3 --quiet --plan "$dir/four.json" 2>&1) \
+    || { echo "$out"; fail "train_mlp --plan failed"; }
+grep -q "$want" <<<"$out" || { echo "$out"; fail "train_mlp did not take the plan ($want)"; }
+staged=$($py -c 'import json,sys; print(next(i + 1 for i, p in enumerate(json.load(open(sys.argv[1]))["plans"]) if p["pp"] > 1))' "$dir/four.json")
+set +e
+out=$("$mlp" --ranks 4 --batch 64 --plan "$dir/four.json:$staged" 2>&1); rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "plan $staged has [0-9]* pipeline stages" <<<"$out" || fail "a staged plan: status $rc: $out"
+set +e
+out=$("$mlp" --ranks 4 --plan "$dir/four.json:100000" 2>&1); rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q "no plan 100000" <<<"$out" || fail "a missing plan number: status $rc: $out"
+
 # Measured compute (OpenBLAS here) and a cluster from an HCCL rank table: 2 servers of 2.
 cat > "$dir/table.json" <<'JSON'
 {"status":"completed","version":"1.0","server_count":"2","server_list":[

@@ -12,6 +12,7 @@
 
 #include "planner/gradient_sync.h"
 #include "planner/plan_file.h"
+#include "planner/plan_reader.h"
 #include "planner/stages.h"
 #include "planner/step_model.h"
 
