@@ -1,6 +1,5 @@
 #include "planner/compute_rate.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,58 +12,60 @@ ComputeRate::ComputeRate(std::vector<std::pair<double, double>> points) : points
     std::sort(points_.begin(), points_.end());
 }
 
-double ComputeRate::at(double flopsPerCall) const {
+double ComputeRate::at(double callSize) const {
     if (points_.empty()) return 0;
-    if (flopsPerCall <= points_.front().first) return points_.front().second;
-    if (flopsPerCall >= points_.back().first) return points_.back().second;
-    auto hi = std::upper_bound(points_.begin(), points_.end(), std::make_pair(flopsPerCall, 0.0));
+    if (callSize <= points_.front().first) return points_.front().second;
+    if (callSize >= points_.back().first) return points_.back().second;
+    auto hi = std::upper_bound(points_.begin(), points_.end(), std::make_pair(callSize, 0.0));
     auto lo = hi - 1;
-    const double t = std::log(flopsPerCall / lo->first) / std::log(hi->first / lo->first);
+    const double t = std::log(callSize / lo->first) / std::log(hi->first / lo->first);
     return lo->second + t * (hi->second - lo->second);
 }
 
-double ComputeRate::peak() const {
-    double best = 0;
-    for (auto& p : points_) best = std::max(best, p.second);
-    return best;
-}
-
-std::string ComputeRate::summary() const {
-    if (points_.empty()) return "no compute rate";
-    if (points_.size() == 1) return fmt::format("{:.2f} GFLOP/s per core (given)", points_[0].second / 1e9);
-    std::string s = "sgemm on one core:";
-    for (auto& [flops, rate] : points_) s += fmt::format(" {:.3g} GFLOP/s at {:.3g} MFLOP;", rate / 1e9, flops / 1e6);
+std::string ComputeRate::summary(const char* what, const char* unit, const char* size) const {
+    if (points_.empty()) return fmt::format("{}: none", what);
+    if (points_.size() == 1) return fmt::format("{}: {:.2f} {} (given)", what, points_[0].second / 1e9, unit);
+    std::string s = std::string(what) + ":";
+    for (auto& [at, rate] : points_) s += fmt::format(" {:.3g} {} at {:.3g} {};", rate / 1e9, unit, at / 1e6, size);
     s.pop_back();
     return s;
 }
 
 namespace {
-// FLOP/s of n x n x n sgemm: the best of three runs of at least 10 ms each.
-double timeSquareGemm(int n) {
+// The best of three runs of at least 10 ms of `pass`, as `units` per second.
+template <typename Pass>
+double bestRate(double unitsPerPass, Pass pass) {
     using Clock = std::chrono::steady_clock;
-    std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n, 0.f);
-    const double flops = 2.0 * n * n * n;
     double best = 0;
     for (int round = 0; round < 3; ++round) {
-        int calls = 0;
+        int passes = 0;
         const auto began = Clock::now();
         double took = 0;
         do {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.f, a.data(), n, b.data(), n, 0.f, c.data(), n);
-            ++calls;
+            pass();
+            ++passes;
             took = std::chrono::duration<double>(Clock::now() - began).count();
         } while (took < 0.01);
-        best = std::max(best, flops * calls / took);
+        best = std::max(best, unitsPerPass * passes / took);
     }
     return best;
 }
+
 }  // namespace
 
-ComputeRate measureGemmRate() {
-    openblas_set_num_threads(1);  // a rank computes on one core, as the training examples run
+ComputeRate measureElementwiseRate() {
     std::vector<std::pair<double, double>> points;
-    for (int n : {16, 32, 64, 128, 256, 512}) points.emplace_back(2.0 * n * n * n, timeSquareGemm(n));
+    for (size_t elems : {size_t(8) << 10, size_t(64) << 10, size_t(512) << 10, size_t(8) << 20}) {
+        std::vector<float> x(elems, 0.5f), y(elems, 0.f);
+        const double bytes = 3.0 * elems * sizeof(float);  // x and y read, y written
+        volatile float sink = 0;
+        points.emplace_back(bytes, bestRate(bytes, [&] {
+                                for (size_t i = 0; i < elems; ++i) y[i] += x[i];
+                                sink = sink + y[elems / 2];
+                            }));
+    }
     return ComputeRate(points);
 }
+
 
 }  // namespace hostccl::plan

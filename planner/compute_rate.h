@@ -1,8 +1,6 @@
-// How fast one core multiplies matrices, as a function of the work in one call:
-// small GEMMs run far below the peak, so a layer's time depends on its size per
-// micro-batch and tensor-parallel shard. Measured with OpenBLAS's sgemm on one
-// thread (the way hostccl's training examples run it, one thread per rank), or
-// given as a flat rate.
+// A rate as a function of the size of one call: how fast one core streams through
+// element-wise loops by the bytes of one pass (in cache or from memory), measured,
+// or given as a flat rate.
 #pragma once
 
 #include <string>
@@ -14,24 +12,24 @@ namespace hostccl::plan {
 class ComputeRate {
 public:
     ComputeRate() = default;
-    explicit ComputeRate(double flopsPerSecond) : points_{{1.0, flopsPerSecond}} {}
-    // Points of (FLOPs in one call, FLOPs per second), any order.
+    explicit ComputeRate(double perSecond) : points_{{1.0, perSecond}} {}
+    // Points of (the size of one call, units per second), any order.
     explicit ComputeRate(std::vector<std::pair<double, double>> points);
 
-    // FLOP/s for calls of `flopsPerCall`, interpolated on a log scale between the
+    // The rate for calls of `callSize`, interpolated on a log scale between the
     // measured points and held flat beyond them.
-    double at(double flopsPerCall) const;
-    double peak() const;
-    const std::vector<std::pair<double, double>>& points() const { return points_; }
+    double at(double callSize) const;
     bool empty() const { return points_.empty(); }
-    std::string summary() const;  // "sgemm 1 core: 2.1 GFLOP/s at 65 KFLOP ... 48 GFLOP/s at 268 MFLOP"
+    // "element-wise on one core: 143 GB/s at 0.0983 MB; ..." (rates in 1e9 `unit`, sizes in 1e6 `size`)
+    std::string summary(const char* what, const char* unit, const char* size) const;
 
 private:
     std::vector<std::pair<double, double>> points_;
 };
 
-// sgemm on square matrices from 16 to 512 on one OpenBLAS thread, the best of a few
-// runs of at least 10 ms each (about half a second in all).
-ComputeRate measureGemmRate();
+// One core's rate through an element-wise loop (y += x) by the bytes one pass reads
+// and writes, from 96 KiB (in cache, like a layer's activations) to 96 MiB (from
+// memory, like an optimizer's pass over the parameters): bytes per second.
+ComputeRate measureElementwiseRate();
 
 }  // namespace hostccl::plan

@@ -68,11 +68,13 @@ struct BucketCost {
 
 BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes, const SyncOptions& o) {
     const uint32_t n = dp.size();
-    const sim::Rates r = comm.world().ratesFor(bytes * comm.world().ranksPerHost);
-    const double copy = r.copyBeta / o.coreShare, reduce = r.gamma / o.coreShare;  // seconds per byte
+    const double reduce = o.reduceSecondsPerByte;
+    // Passes each reading and writing `times` x the bucket's bytes.
+    auto passes = [&](double times) { return o.passSeconds ? o.passSeconds(times * double(bytes)) : 0.0; };
     const uint64_t elems = bytes / 4;
     BucketCost c;
     c.memory = bytes;  // the bucket's flat buffer
+    c.seconds = 2 * passes(2) + o.perCollective;  // gradients copied into the bucket and the average back
     auto allReduce = [&](uint64_t b) {
         c.seconds += comm.seconds(dp, CollType::AllReduce, b);
         c.wire += 2 * (n - 1) * b / n;
@@ -85,26 +87,26 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     switch (o.compression.kind) {
         case Compression::None:
             allReduce(bytes);
-            c.seconds += bytes * copy;  // the 1/n scaling pass
+            c.seconds += passes(2);  // the 1/n scaling pass
             break;
         case Compression::Fp16:
         case Compression::Bf16:
             allReduce(bytes / 2);
-            c.seconds += 2 * bytes * copy;  // cast down, cast back
+            c.seconds += 2 * passes(1.5);  // cast down, cast back
             c.memory += bytes / 2;
             break;
         case Compression::TopK: {
             const uint64_t k = std::max<uint64_t>(1, uint64_t(std::ceil(o.compression.ratio * double(elems))));
             allGather(8 * k);
             // residual add and selection (a few passes), then every rank's entries added in
-            c.seconds += 4 * bytes * copy + double(n) * 8 * k * reduce;
+            c.seconds += 4 * passes(2) + double(n) * 8 * k * reduce;
             c.memory += bytes;  // the residual
             break;
         }
         case Compression::Sign:
             allGather(4 + (elems + 7) / 8);
             // residual add, signs and scale; then n ranks' signs expanded and added
-            c.seconds += 2 * bytes * copy + double(n) * bytes * reduce;
+            c.seconds += 2 * passes(2) + double(n) * bytes * reduce;
             c.memory += bytes;
             break;
     }

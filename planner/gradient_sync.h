@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,12 @@ struct SyncOptions {
     Compression compression;
     bool overlap = true;
     double backwardSeconds = 0;  // when the last micro-batch's backward ends
-    double coreShare = 1;        // of one core, for the compressor's own passes
+    // Seconds for a pass of the bucketer or compressor that reads and writes `bytes`
+    // in all (element-wise loops on the rank's share of a core: in cache or from
+    // memory by its size; empty: free), and per byte of received data added in.
+    std::function<double(double bytes)> passSeconds;
+    double reduceSecondsPerByte = 0;
+    double perCollective = 0;  // added to each bucket's collective (a crowded host's sync)
 };
 
 struct SyncResult {

@@ -66,6 +66,9 @@ bool parseLayer(Reader& r, const json& l, size_t i, LayerSpec* out) {
     layer.params = static_cast<uint64_t>(params);
     layer.forwardFlops = flops;
     layer.activationBytes = static_cast<uint64_t>(act);
+    double elementwise = 0;
+    if (!r.number(l, at, "elementwise_bytes", false, 0, true, &elementwise)) return false;
+    layer.elementwiseBytes = static_cast<uint64_t>(elementwise);
     if (auto tp = l.find("tp"); tp != l.end())
         if (!tp->is_string() || !parseSplit(tp->get<std::string>(), &layer.tp))
             return r.fail(at + ".tp: must be \"replicated\", \"column\" or \"row\"");
@@ -142,6 +145,7 @@ std::string modelJson(const ModelSpec& m) {
                           {"params", l.params},
                           {"forward_flops", l.forwardFlops},
                           {"activation_bytes", l.activationBytes},
+                          {"elementwise_bytes", l.elementwiseBytes},
                           {"tp", tpSplitName(l.tp)}});
     json doc = {{"name", m.name},
                 {"dtype_bytes", m.dtypeBytes},

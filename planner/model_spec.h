@@ -22,6 +22,10 @@ struct LayerSpec {
     uint64_t params = 0;           // elements
     double forwardFlops = 0;       // per sample, the whole layer (before any split)
     uint64_t activationBytes = 0;  // its output per sample, the whole layer
+    // Bytes its element-wise work (activation functions, residual adds, copies)
+    // reads and writes per sample, forward and backward together; a column layer's
+    // share is cut by tp with its output.
+    uint64_t elementwiseBytes = 0;
     TpSplit tp = TpSplit::Replicated;
     bool split() const { return tp != TpSplit::Replicated; }
 };

@@ -11,6 +11,10 @@ double Cluster::coreShare() const {
     return std::min(1.0, cores / platform.ranksPerHost);
 }
 
+double Cluster::elementwiseSeconds(double bytes, double passBytes) const {
+    return elementwise.empty() || bytes <= 0 ? 0 : computeSeconds(bytes / elementwise.at(passBytes));
+}
+
 namespace {
 std::string mib(uint64_t bytes) {
     return bytes % (1 << 20) == 0 ? fmt::format("{}M", bytes >> 20) : fmt::format("{}K", (bytes + 1023) >> 10);

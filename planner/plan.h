@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "planner/compute_rate.h"
+#include "planner/gemm_timer.h"
 #include "planner/model_spec.h"
 #include "transports/sim/platform.h"
 
@@ -29,6 +30,7 @@ struct Prediction {
     double p2pSeconds = 0;        // activations and their gradients between stages
     double bubbleSeconds = 0;     // the pipeline filling and draining
     double dpExposedSeconds = 0;  // gradient averaging not hidden behind backward
+    double optimizerSeconds = 0;  // the optimizer's pass over the stage's parameters
     double dpCommSeconds = 0;     // gradient averaging in all (hidden or not)
     uint64_t memoryBytes = 0;     // per rank, the fullest stage
     uint64_t wireBytes = 0;       // sent per rank per step, the busiest stage
@@ -43,10 +45,28 @@ struct Workload {
 
 struct Cluster {
     sim::Platform platform;  // hosts x ranks per host, links, cores, copy and reduce rates
-    ComputeRate gemm;        // one core's GEMM rate
+    GemmTimer gemm;          // one core's GEMM time by shape
+    // Bytes per second one core reads and writes in element-wise loops, by the
+    // bytes of one pass (empty: such work is free); also the rate of the optimizer's,
+    // bucketer's and compressors' passes.
+    ComputeRate elementwise;
+    // On a host running more ranks than cores: what a collective between compute
+    // phases costs beyond the op (crowding_probe.h; 0: not known, not charged).
+    double syncExtraSeconds = 0;
+    // How much slower a rank computes with every rank of its host computing too than
+    // alone, beyond sharing cores (crowding_probe.h; 1: not known).
+    double computeSlowdown = 1;
     uint32_t ranks() const { return platform.ranks(); }
     // The part of a core each rank gets when every rank on a host computes at once.
     double coreShare() const;
+    // Seconds of compute one rank needs for what takes `alone` on an idle core.
+    double computeSeconds(double alone) const { return alone * computeSlowdown / coreShare(); }
+    bool crowded() const { return coreShare() < 1; }
+    // Added to every collective and stage hop of a step (0 on a host not crowded).
+    double perCollectiveExtra() const { return crowded() ? syncExtraSeconds : 0; }
+    // Seconds one rank spends on `bytes` of element-wise work done in passes of
+    // `passBytes` each (at its core share).
+    double elementwiseSeconds(double bytes, double passBytes) const;
 };
 
 // "dp2 tp2 pp1 mb4 bucket 25M/1M fp16 overlap"

@@ -16,14 +16,16 @@ double mibOf(uint64_t b) { return double(b) / (1 << 20); }
 }  // namespace
 
 std::string rankedTable(const PlanReport& r, size_t rows) {
-    std::string out = fmt::format("{:>4}  {:<54} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10} {:>9}\n", "rank", "plan",
-                                  "step_ms", "compute", "tp", "p2p", "bubble", "dp_expo", "mem_MiB", "wire_MiB");
+    std::string out = fmt::format("{:>4}  {:<54} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>10} {:>9}\n", "rank",
+                                  "plan", "step_ms", "compute", "tp", "p2p", "bubble", "dp_expo", "optim", "mem_MiB",
+                                  "wire_MiB");
     const auto& plans = r.result->plans;
     for (size_t i = 0; i < plans.size() && i < rows; ++i) {
         const Prediction& p = plans[i].prediction;
-        out += fmt::format("{:>4}  {:<54} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.3f} {:>10.1f} {:>9.2f}{}\n", i + 1,
-                           planLabel(plans[i].plan), ms(p.stepSeconds), ms(p.computeSeconds), ms(p.tpSeconds),
-                           ms(p.p2pSeconds), ms(p.bubbleSeconds), ms(p.dpExposedSeconds), mibOf(p.memoryBytes),
+        out += fmt::format("{:>4}  {:<54} {:>9.3f} {:>9.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.3f} {:>8.3f} {:>10.1f} {:>9.2f}{}\n",
+                           i + 1, planLabel(plans[i].plan), ms(p.stepSeconds), ms(p.computeSeconds), ms(p.tpSeconds),
+                           ms(p.p2pSeconds), ms(p.bubbleSeconds), ms(p.dpExposedSeconds), ms(p.optimizerSeconds),
+                           mibOf(p.memoryBytes),
                            mibOf(p.wireBytes), lossyCompression(plans[i].plan.compression) ? "  (lossy)" : "");
     }
     return out;
@@ -53,6 +55,7 @@ std::string planFileJson(const PlanReport& r) {
                            {"p2p_ms", ms(q.p2pSeconds)},
                            {"bubble_ms", ms(q.bubbleSeconds)},
                            {"dp_exposed_ms", ms(q.dpExposedSeconds)},
+                           {"optimizer_ms", ms(q.optimizerSeconds)},
                            {"dp_comm_ms", ms(q.dpCommSeconds)},
                            {"memory_bytes", q.memoryBytes},
                            {"wire_bytes", q.wireBytes},
@@ -66,6 +69,9 @@ std::string planFileJson(const PlanReport& r) {
                 {"ranks", r.cluster->ranks()},
                 {"cluster", r.cluster->platform.summary()},
                 {"compute", r.cluster->gemm.summary()},
+                {"elementwise", r.cluster->elementwise.summary("element-wise on one core", "GB/s", "MB")},
+                {"sync_extra_us", r.cluster->perCollectiveExtra() * 1e6},
+                {"compute_slowdown", r.cluster->computeSlowdown},
                 {"considered", r.result->considered},
                 {"over_memory", r.result->overMemory},
                 {"equivalent", r.result->equivalent},

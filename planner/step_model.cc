@@ -48,23 +48,44 @@ struct Stage {
     uint64_t tpBytes = 0;
 };
 
+// A layer's GEMMs for one micro-batch on one TP rank, as a linear layer of
+// in -> out (out from its activation, in from its FLOPs: 2 x in x out per sample).
+struct LayerGemms {
+    GemmShape forward, inputGrad, weightGrad;
+};
+LayerGemms layerGemms(const LayerSpec& l, uint32_t dtypeBytes, uint32_t tp, uint64_t mb) {
+    uint64_t out = std::max<uint64_t>(1, l.activationBytes / dtypeBytes);
+    uint64_t in = std::max<uint64_t>(1, uint64_t(l.forwardFlops / (2.0 * double(out)) + 0.5));
+    if (l.forwardFlops <= 0) in = 0;  // no GEMM at all
+    if (l.tp == TpSplit::Column) out = std::max<uint64_t>(1, out / tp);
+    if (l.tp == TpSplit::Row) in = in / tp;
+    LayerGemms g;
+    g.forward = {mb, out, in, false, false};     // Y = X W
+    g.inputGrad = {mb, in, out, false, true};    // dX = dY W^T
+    g.weightGrad = {in, out, mb, true, false};   // dW = X^T dY
+    return g;
+}
+
 std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p, uint64_t mb) {
     const std::vector<LayerSpec>& L = w.model.layers;
     const GroupLayout tpGroup = tensorLayout(c.platform, p.dp, p.tp, p.pp);
-    const double share = c.coreShare();
-    auto gemm = [&](double flops) { return flops <= 0 ? 0.0 : flops / (c.gemm.at(flops) * share); };
     std::vector<LayerTimes> t(L.size());
     for (size_t i = 0; i < L.size(); ++i) {
-        const double flops = L[i].forwardFlops * double(mb) / (L[i].split() ? p.tp : 1);
-        t[i].fwd = gemm(flops);
-        t[i].bwd = 2 * gemm(flops);  // the input's gradient and the weight's: two GEMMs of the same size
+        const LayerGemms g = layerGemms(L[i], w.model.dtypeBytes, p.tp, mb);
+        // Element-wise work, half each way; a column layer's output is split.
+        const double cut = L[i].tp == TpSplit::Column ? p.tp : 1;
+        const double ew = c.elementwiseSeconds(double(L[i].elementwiseBytes) * mb / cut,
+                                               3.0 * double(L[i].activationBytes) * mb / cut);  // a pass: in, out, written
+        t[i].fwd = c.computeSeconds(c.gemm.seconds(g.forward)) + ew / 2;
+        // The weight's gradient, and the input's (the first layer's input needs none).
+        t[i].bwd = c.computeSeconds(c.gemm.seconds(g.weightGrad) + (i > 0 ? c.gemm.seconds(g.inputGrad) : 0)) + ew / 2;
         if (p.tp == 1) continue;
         if (L[i].tp == TpSplit::Row) {
             t[i].tpBytes = L[i].activationBytes * mb;
-            t[i].tpFwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes);
+            t[i].tpFwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes) + c.perCollectiveExtra();
         } else if (L[i].tp == TpSplit::Column && i > 0) {
             t[i].tpBytes = L[i - 1].activationBytes * mb;
-            t[i].tpBwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes);
+            t[i].tpBwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes) + c.perCollectiveExtra();
         }
     }
     return t;
@@ -100,7 +121,8 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
             st.tpBytes += t[i].tpBytes;
         }
         if (s + 1 < p.pp)
-            hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb));
+            hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb)) +
+                     c.perCollectiveExtra();
     }
     // The pipeline: every stage's first micro-batch in turn, then the slowest stage's pace.
     double fill = 0, slot = 0;
@@ -126,9 +148,11 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
     std::string unused;
     parseCompression(p.compression, &so.compression, &unused);
     so.overlap = p.overlap;
-    so.coreShare = c.coreShare();
+    so.passSeconds = [&c](double bytes) { return c.elementwiseSeconds(bytes, bytes); };
+    so.reduceSecondsPerByte = c.platform.gamma / c.coreShare();
+    so.perCollective = c.perCollectiveExtra();
     const GroupLayout dpGroup = dataLayout(c.platform, p.dp, p.tp, p.pp);
-    double step = pipeline, slack = 0;
+    double step = 0, slack = 0;
     for (uint32_t s = 0; s < p.pp; ++s) {
         const Stage& st = stages[s];
         std::vector<Gradient> grads;
@@ -143,7 +167,11 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
         }
         so.backwardSeconds = st.bwd;
         const SyncResult sync = simulateGradientSync(comm, dpGroup, grads, so);
-        step = std::max(step, pipeline - slack + sync.exposedSeconds);
+        // The optimizer reads weights, gradients and its state and writes weights and state.
+        const double optimizerBytes = double(weights) * (3 + 2 * w.model.optimizerStatePerParam);
+        const double optimizer = c.elementwiseSeconds(optimizerBytes, optimizerBytes);
+        const double finish = pipeline - slack + sync.exposedSeconds + optimizer;
+        if (finish > step) step = finish, out.optimizerSeconds = optimizer;
         slack += st.bwd + hop[s];
         out.dpCommSeconds = std::max(out.dpCommSeconds, sync.commSeconds);
         // 1F1B: stage s holds the activations of at most pp - s micro-batches at once.
@@ -155,7 +183,11 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
                               (s > 0 ? hopBytes(L[st.first - 1], p.tp, mb) : 0);
         out.wireBytes = std::max(out.wireBytes, sync.wireBytes + p.microBatches * (tpWire + hops));
     }
-    out.dpExposedSeconds = step - pipeline;
+    // The stage that finishes last sets the step; what it waits beyond the pipeline
+    // and its own exposed averaging and optimizer (a stage nearer the end of the
+    // pipeline finishing later than stage 0) counts as exposed averaging.
+    out.optimizerSeconds = std::min(out.optimizerSeconds, step - pipeline);
+    out.dpExposedSeconds = step - pipeline - out.optimizerSeconds;
     out.stepSeconds = step;
     return out;
 }

@@ -94,6 +94,9 @@ int train(const Flags& f, hostccl::Communicator& world) {
         bucketId[id] = buckets.add(p.grad, p.sharded ? 1 : 0);
     }
 
+    // One replica has nothing to average: its gradients are used as they stand,
+    // without the bucketer's copies.
+    const bool averaging = dp > 1;
     const bool print = me == 0 && !f.quiet;
     if (me == 0) {
         size_t params = 0;
@@ -116,14 +119,17 @@ int train(const Flags& f, hostccl::Communicator& world) {
         double localLoss = 0;
         for (uint32_t m = 0; m < f.microBatches; ++m) {
             const size_t rows = size_t(micro) * f.shape.features;
-            const std::vector<float> xm(x.begin() + m * rows, x.begin() + (m + 1) * rows);
-            const std::vector<uint32_t> lm(labels.begin() + m * micro, labels.begin() + (m + 1) * micro);
-            localLoss += model.step(xm, lm, micro, [&](size_t id) { buckets.ready(bucketId[id]); },
-                                    MicroBatch{m, f.microBatches}) / f.microBatches;
+            localLoss += model.step(std::span<const float>(x).subspan(m * rows, rows),
+                                    std::span<const uint32_t>(labels).subspan(size_t(m) * micro, micro), micro,
+                                    [&](size_t id) {
+                                        if (averaging) buckets.ready(bucketId[id]);
+                                    },
+                                    MicroBatch{m, f.microBatches}) /
+                         f.microBatches;
         }
         double computeMs = msSince(t0);
         auto t1 = Clock::now();
-        buckets.waitAll();
+        if (averaging) buckets.waitAll();
         double exposedMs = msSince(t1);
         model.sgd(f.lr);
         double stepMs = msSince(t0);

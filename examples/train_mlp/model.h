@@ -45,7 +45,7 @@ public:
     // grad. On the last micro-batch gradReady(id) is called as soon as parameter
     // id's gradient is final, in the order of backwardOrder(). Returns the batch's
     // mean loss.
-    double step(const std::vector<float>& x, const std::vector<uint32_t>& labels, uint32_t batch,
+    double step(std::span<const float> x, std::span<const uint32_t> labels, uint32_t batch,
                 const std::function<void(size_t)>& gradReady, MicroBatch micro = {});
     // Parameter ids in the order backward finishes their gradients.
     const std::vector<size_t>& backwardOrder() const { return backwardOrder_; }
@@ -64,6 +64,13 @@ private:
     std::vector<Parameter> params_;  // embedW, embedB, blocks (a, b)..., headW, headB
     std::vector<size_t> backwardOrder_;
     double tpWaitMs_ = 0;
+    // What forward keeps for backward and backward's temporaries, kept across steps:
+    // allocating them per step cost more than the GEMMs (fresh pages faulted in and
+    // zeroed every time).
+    struct Workspace {
+        std::vector<float> embedPre, logits, dh, dpre, dIn;
+        std::vector<std::vector<float>> h, pre, act;
+    } ws_;
 };
 
 }  // namespace train_mlp

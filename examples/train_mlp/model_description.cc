@@ -8,20 +8,27 @@
 namespace train_mlp {
 
 namespace {
-std::string layer(const std::string& name, uint64_t in, uint64_t out, bool bias, const char* tp) {
+// `passes`: how many times model.cc's element-wise loops read or write each output
+// element, forward and backward together (bias adds, ReLU and its copy, residual
+// adds, the softmax, bias gradients).
+std::string layer(const std::string& name, uint64_t in, uint64_t out, bool bias, const char* tp, uint64_t passes) {
     const uint64_t params = in * out + (bias ? out : 0);
     return "    {\"name\": \"" + name + "\", \"params\": " + std::to_string(params) + ", \"forward_flops\": " +
-           std::to_string(2 * in * out) + ", \"activation_bytes\": " + std::to_string(4 * out) + ", \"tp\": \"" + tp + "\"}";
+           std::to_string(2 * in * out) + ", \"activation_bytes\": " + std::to_string(4 * out) +
+           ", \"elementwise_bytes\": " + std::to_string(4 * out * passes) + ", \"tp\": \"" + tp + "\"}";
 }
 }  // namespace
 
 std::string describeModel(const ModelShape& s) {
-    std::string layers = layer("embed", s.features, s.width, true, "replicated");
+    // embed: bias add 2, copy 2, ReLU 2; backward ReLU 3, bias gradient 1.
+    std::string layers = layer("embed", s.features, s.width, true, "replicated", 10);
     for (uint32_t k = 0; k < s.blocks; ++k) {
-        layers += ",\n" + layer("block" + std::to_string(k) + ".a", s.width, s.hidden, false, "column");
-        layers += ",\n" + layer("block" + std::to_string(k) + ".b", s.hidden, s.width, false, "row");
+        // a: copy 2, ReLU 2; backward ReLU 3. b: residual add 3; backward gradient add 3.
+        layers += ",\n" + layer("block" + std::to_string(k) + ".a", s.width, s.hidden, false, "column", 7);
+        layers += ",\n" + layer("block" + std::to_string(k) + ".b", s.hidden, s.width, false, "row", 6);
     }
-    layers += ",\n" + layer("head", s.width, s.classes, true, "replicated");
+    // head: bias add 2, softmax about 6; backward bias gradient 1.
+    layers += ",\n" + layer("head", s.width, s.classes, true, "replicated", 9);
     return "{\n  \"name\": \"train_mlp\",\n  \"dtype_bytes\": 4,\n  \"optimizer_state_per_param\": 0,\n  \"layers\": [\n" +
            layers + "\n  ]\n}\n";
 }

@@ -16,6 +16,11 @@ py=/usr/bin/python3
 grep -q '^   1  dp' "$dir/out.txt" || { cat "$dir/out.txt"; fail "no ranked table"; }
 [ "$(grep -cE '^ +[0-9]+  dp' "$dir/out.txt")" -eq 5 ] || { cat "$dir/out.txt"; fail "--top 5 did not print 5 plans"; }
 grep -q '2 hosts x 4 ranks' "$dir/out.txt" || fail "the cluster is not 2 hosts x 4 ranks"
+# The report: a bar per top plan, offline (no scripts).
+"$plan" --model "$dir/mlp.json" --global-batch 256 --hosts 2 --ranks-per-host 4 --cores 2 --gflops 50 --top 7 \
+    --html "$dir/report.html" > /dev/null || fail "--html failed"
+grep -q '<svg' "$dir/report.html" && ! grep -q '<script' "$dir/report.html" || fail "the report has no plot or needs scripts"
+[ "$(grep -o '<text x="4" y="[0-9]*">[0-9]*\. dp' "$dir/report.html" | wc -l)" -eq 7 ] || fail "the report does not show 7 plans"
 # The plan file: every plan a split of 8 ranks with tensor parallelism inside a host,
 # fastest first, its parts adding up to the step; the model's 8 layers over the stages.
 $py - "$dir/plan.json" <<'PY' || { head -c 3000 "$dir/plan.json"; fail "the plan file is wrong"; }
@@ -29,7 +34,8 @@ for i, p in enumerate(plans):
     assert p["rank"] == i + 1
     assert p["dp"] * p["tp"] * p["pp"] == 8 and 4 % p["tp"] == 0, p
     q = p["predicted"]
-    parts = q["compute_ms"] + q["tp_ms"] + q["p2p_ms"] + q["bubble_ms"] + q["dp_exposed_ms"]
+    parts = q["compute_ms"] + q["tp_ms"] + q["p2p_ms"] + q["bubble_ms"] + q["dp_exposed_ms"] + q["optimizer_ms"]
+    assert q["optimizer_ms"] > 0, p  # element-wise rates measured: the optimizer's pass costs something
     assert abs(parts - q["step_ms"]) <= 1e-9 * q["step_ms"] + 1e-12, p
     assert len(q["stage_starts"]) == p["pp"] and q["stage_starts"][0] == 0, p
     assert (256 // p["dp"]) % p["micro_batches"] == 0, p
@@ -73,6 +79,13 @@ grep -q 'sgemm on one core' "$dir/table.txt" || { cat "$dir/table.txt"; fail "th
 "$plan" --model "$dir/mlp.json" --global-batch 32 --probe --probe-ranks 2 --gflops 50 > "$dir/probe.txt" \
     || { cat "$dir/probe.txt"; fail "planning with --probe failed"; }
 grep -q '1 hosts x 2 ranks' "$dir/probe.txt" || { cat "$dir/probe.txt"; fail "the probe's 2 ranks were not used"; }
+# 3 ranks on this 2-core machine: host sharing and the crowded host's sync cost measured.
+"$plan" --model "$dir/mlp.json" --global-batch 48 --probe --probe-ranks 3 --cores 2 --gflops 50 > "$dir/crowd.txt" \
+    || { cat "$dir/crowd.txt"; fail "planning 3 crowded ranks failed"; }
+grep -qE '^# ranks sharing a host compute [0-9.]+x slower than alone \(beyond sharing cores\)$' "$dir/crowd.txt" \
+    || { cat "$dir/crowd.txt"; fail "host sharing was not measured"; }
+grep -qE '^# crowded hosts \(3 ranks on 2 cores\): each collective costs [0-9.]+ us more' "$dir/crowd.txt" \
+    || { cat "$dir/crowd.txt"; fail "the crowded host's sync cost is not reported"; }
 
 # Bad input: exit 2, the field named, no plan file.
 bad() {  # expected-text args...

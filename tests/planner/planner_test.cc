@@ -29,7 +29,7 @@ const char* kModel = R"({
     {"name": "b0",  "params": 400000, "forward_flops": 800000, "activation_bytes": 400,  "tp": "row"},
     {"name": "a1",  "params": 400000, "forward_flops": 800000, "activation_bytes": 4000, "tp": "column"},
     {"name": "b1",  "params": 400000, "forward_flops": 800000, "activation_bytes": 400,  "tp": "row"},
-    {"name": "out", "params": 1010,   "forward_flops": 2020,   "activation_bytes": 40}
+    {"name": "out", "params": 1010,   "forward_flops": 2020,   "activation_bytes": 40, "elementwise_bytes": 360}
   ]})";
 
 ModelSpec toyModel() {
@@ -43,7 +43,7 @@ ModelSpec toyModel() {
 Cluster toyCluster(uint32_t hosts = 2, uint32_t perHost = 4) {
     Cluster c;
     c.platform = sim::fromCostParams(CostParams::defaults(), hosts, perHost, 0, LinkClass::Tcp);
-    c.gemm = ComputeRate(10e9);
+    c.gemm = GemmTimer::flat(10e9);
     return c;
 }
 
@@ -66,6 +66,8 @@ TEST(PlannerModel, ReadsLayersAndTotals) {
     EXPECT_EQ(m.layers[1].tp, TpSplit::Column);
     EXPECT_EQ(m.layers[2].tp, TpSplit::Row);
     EXPECT_EQ(m.layers[5].tp, TpSplit::Replicated);  // the default
+    EXPECT_EQ(m.layers[5].elementwiseBytes, 360u);
+    EXPECT_EQ(m.layers[4].elementwiseBytes, 0u);  // the default
     EXPECT_EQ(m.optimizerStatePerParam, 1.0);
     ModelSpec again;
     std::string why;
@@ -90,6 +92,8 @@ TEST(PlannerModel, NamesTheBadField) {
               "layers[0].tp: must be \"replicated\", \"column\" or \"row\"");
     EXPECT_EQ(parseError(R"({"dtype_bytes": 0, "layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}]})"),
               "dtype_bytes: must be at least 1 (got 0)");
+    EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4, "elementwise_bytes": -8}]})"),
+              "layers[0].elementwise_bytes: must be at least 0 (got -8)");
     EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": 0, "activation_bytes": 4}]})"),
               "layers: every forward_flops is 0 (nothing to compute)");
 }
@@ -164,15 +168,15 @@ TEST(PlannerPlan, RefusesWhatCannotRun) {
 }
 
 // One rank, nothing to communicate: the step is the GEMMs, forward and twice that
-// backward, at the flat rate; memory is weights, gradients, optimizer state and
-// the batch's activations.
+// backward (but the first layer's input needs no gradient), at the flat rate;
+// memory is weights, gradients, optimizer state and the batch's activations.
 TEST(PlannerPredict, OneRankIsItsGemmsAndMemory) {
     const Workload w{toyModel(), 32, 0};
     const Cluster c = toyCluster(1, 1);
     CommEstimator comm(c.platform);
     Plan p;
     const Prediction q = predictStep(w, c, comm, p);
-    const double flops = 3 * w.model.forwardFlopsPerSample() * 32;
+    const double flops = (3 * w.model.forwardFlopsPerSample() - w.model.layers[0].forwardFlops) * 32;
     EXPECT_DOUBLE_EQ(q.stepSeconds, flops / 10e9);
     EXPECT_DOUBLE_EQ(q.computeSeconds, q.stepSeconds);
     EXPECT_EQ(q.tpSeconds + q.p2pSeconds + q.bubbleSeconds + q.dpExposedSeconds, 0.0);
@@ -183,11 +187,41 @@ TEST(PlannerPredict, OneRankIsItsGemmsAndMemory) {
     EXPECT_EQ(comm.simulatedOps(), 0u);
 }
 
+// Ranks sharing a host: compute stretched by the measured slowdown over the core
+// share; on a crowded host every collective pays the measured sync cost on top
+// (tp 4 over the toy model: a0's and a1's backward, b0's and b1's forward).
+TEST(PlannerPredict, SharedAndCrowdedHosts) {
+    const Workload w{toyModel(), 32, 0};
+    Cluster alone = toyCluster(1, 1);
+    CommEstimator aloneComm(alone.platform);
+    const double oneRank = predictStep(w, alone, aloneComm, Plan{}).stepSeconds;
+    alone.computeSlowdown = 1.5;
+    EXPECT_DOUBLE_EQ(predictStep(w, alone, aloneComm, Plan{}).stepSeconds, 1.5 * oneRank);
+
+    Cluster c = toyCluster(1, 4);
+    ASSERT_TRUE(sim::setCores(&c.platform, 2));
+    ASSERT_TRUE(c.crowded());
+    EXPECT_DOUBLE_EQ(c.coreShare(), 0.5);
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.tp = 4;
+    const Prediction plain = predictStep(w, c, comm, p);
+    c.syncExtraSeconds = 1e-3;
+    const Prediction synced = predictStep(w, c, comm, p);
+    EXPECT_NEAR(synced.tpSeconds - plain.tpSeconds, 4e-3, 1e-12);
+    EXPECT_NEAR(synced.stepSeconds - plain.stepSeconds, 4e-3, 1e-12);
+    EXPECT_DOUBLE_EQ(synced.computeSeconds, plain.computeSeconds);
+    // Not crowded: no sync cost.
+    ASSERT_TRUE(sim::setCores(&c.platform, 4));
+    EXPECT_EQ(c.perCollectiveExtra(), 0.0);
+}
+
 // Every plan of the search: the parts add up to the step, overlap is never slower
 // than none, and a 16-bit cast halves the gradient bytes an allreduce moves.
 TEST(PlannerPredict, PartsAddUpAndChoicesBehave) {
     const Workload w{toyModel(), 64, 0};
-    const Cluster c = toyCluster();
+    Cluster c = toyCluster();
+    c.elementwise = ComputeRate(20e9);  // the optimizer and the bucketer's passes cost time too
     CommEstimator comm(c.platform);
     SearchSpace space;
     space.bucketBytes = {uint64_t(1) << 20, uint64_t(4) << 20};
@@ -195,7 +229,8 @@ TEST(PlannerPredict, PartsAddUpAndChoicesBehave) {
     ASSERT_GT(r.plans.size(), 20u);
     for (const RankedPlan& rp : r.plans) {
         const Prediction& q = rp.prediction;
-        const double parts = q.computeSeconds + q.tpSeconds + q.p2pSeconds + q.bubbleSeconds + q.dpExposedSeconds;
+        const double parts =
+            q.computeSeconds + q.tpSeconds + q.p2pSeconds + q.bubbleSeconds + q.dpExposedSeconds + q.optimizerSeconds;
         EXPECT_NEAR(parts, q.stepSeconds, 1e-12 + 1e-9 * q.stepSeconds) << planLabel(rp.plan);
         EXPECT_GE(q.bubbleSeconds, 0.0);
         EXPECT_GE(q.dpExposedSeconds, 0.0);

@@ -14,7 +14,10 @@
 #include <sstream>
 
 #include "core/bootstrap/rank_table.h"
+#include "hostccl/hostccl.h"
+#include "planner/crowding_probe.h"
 #include "planner/plan_file.h"
+#include "planner/plan_report.h"
 #include "tools/sim/cli_options.h"
 #include "tools/sim/platform_options.h"
 
@@ -24,12 +27,14 @@ using namespace hostccl::plan;
 namespace {
 
 struct Options : sim::PlatformOptions {
-    std::string modelPath, rankTablePath, outPath;
+    std::string modelPath, rankTablePath, outPath, htmlPath;
     uint64_t globalBatch = 0;
     std::string memoryText, bucketsText = "1M,4M,25M,100M", compressionText = "none,fp16,bf16,topk:0.01,sign";
     std::string overlapText = "both";
     uint32_t maxMicroBatches = 64;
     double gflops = 0;  // 0: measure
+    double elementwiseGBps = 0;  // 0: measure
+    double syncUs = -1;          // below 0: measured with --probe's thread ranks on a crowded host, else 0
     size_t top = 10;
 };
 
@@ -98,6 +103,24 @@ bool writeWhole(const std::string& path, const std::string& text) {
     return !ec;
 }
 
+// How ranks sharing a host slow each other's compute and what a sync between
+// compute phases costs beyond its op: measured with the probe's thread ranks (under
+// a launcher not yet: 1 and 0), or the sync cost given.
+bool measureSharing(const Options& o, Cluster* c, std::string* why) {
+    uint32_t rank, size, local;
+    const bool launched = HostcclGetLauncherRank(&rank, &size, &local) == HCCL_SUCCESS && o.probeRanks == 0;
+    if (o.probe && !launched && c->platform.hosts == 1 && c->platform.ranksPerHost > 1) {
+        HostSharing h;
+        if (!measureHostSharing(c->platform.ranksPerHost, c->platform.cores() * c->platform.coreSpeed, &h, why)) return false;
+        c->computeSlowdown = h.computeSlowdown;
+        CommEstimator comm(c->platform);
+        const GroupLayout host{1, c->platform.ranksPerHost, 1};
+        c->syncExtraSeconds = std::max(0.0, h.perSync - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
+    }
+    if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
+    return true;
+}
+
 int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
     SearchSpace space;
     std::string why;
@@ -121,16 +144,25 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
     const PlanReport report{&w, &c, &result};
     if (!o.outPath.empty() && !writeWhole(o.outPath, planFileJson(report)))
         return std::fprintf(stderr, "hostccl-plan: cannot write %s\n", o.outPath.c_str()), 1;
+    if (!o.htmlPath.empty() && !writeWhole(o.htmlPath, planReportHtml(report, std::max<size_t>(o.top, 1))))
+        return std::fprintf(stderr, "hostccl-plan: cannot write %s\n", o.htmlPath.c_str()), 1;
     std::printf("# model %s: %llu parameters, %.3g forward FLOPs per sample, global batch %llu\n", w.model.name.c_str(),
                 static_cast<unsigned long long>(w.model.parameterCount()), w.model.forwardFlopsPerSample(),
                 static_cast<unsigned long long>(w.globalBatch));
-    std::printf("# cluster: %s\n# compute: %s\n", c.platform.summary().c_str(), c.gemm.summary().c_str());
+    std::printf("# cluster: %s\n# compute: %s\n# compute: %s\n", c.platform.summary().c_str(), c.gemm.summary().c_str(),
+                c.elementwise.summary("element-wise on one core", "GB/s", "MB").c_str());
+    std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s\n", c.computeSlowdown,
+                c.computeSlowdown == 1 ? " (not measured)" : "");
+    if (c.crowded())
+        std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases\n",
+                    c.platform.ranksPerHost, c.platform.cores() * c.platform.coreSpeed, c.syncExtraSeconds * 1e6);
     std::printf("# %llu plans predicted (%llu collective sizes simulated): %llu over the memory limit, %llu the same as "
                 "a listed one but for a bucket size or overlap choice that changes nothing\n",
                 static_cast<unsigned long long>(result.considered), static_cast<unsigned long long>(comm.simulatedOps()),
                 static_cast<unsigned long long>(result.overMemory), static_cast<unsigned long long>(result.equivalent));
     std::fputs(rankedTable(report, o.top).c_str(), stdout);
     if (!o.outPath.empty()) std::printf("# plan file: %s\n", o.outPath.c_str());
+    if (!o.htmlPath.empty()) std::printf("# report: %s\n", o.htmlPath.c_str());
     return 0;
 }
 
@@ -148,12 +180,20 @@ int main(int argc, char** argv) {
     app.add_option("--rank-table", o.rankTablePath, "take hosts and ranks per host from an HCCL rank table");
     app.add_option("--gflops", o.gflops, "one core's GEMM rate, GFLOP/s (default: measured with OpenBLAS)")
         ->check(CLI::PositiveNumber);
+    app.add_option("--elementwise-GBps", o.elementwiseGBps,
+                   "one core's rate through element-wise loops, GB/s read and written (default: measured)")
+        ->check(CLI::PositiveNumber);
+    app.add_option("--sync-us", o.syncUs,
+                   "on a host with more ranks than cores, what a collective between compute phases costs beyond "
+                   "the op, microseconds (default: measured with --probe's thread ranks)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--buckets", o.bucketsText, "gradient bucket sizes to try");
     app.add_option("--compression", o.compressionText, "compressors to try: none, fp16, bf16, topk[:ratio], sign");
     app.add_option("--overlap", o.overlapText, "both, on or off");
     app.add_option("--max-micro-batches", o.maxMicroBatches, "largest micro-batch count to try (powers of two)");
     app.add_option("--top", o.top, "plans to print");
     app.add_option("-o,--out", o.outPath, "write every fitting plan, ranked, as JSON");
+    app.add_option("--html", o.htmlPath, "write a report page (the top plans' predicted steps; opens offline)");
     CLI11_PARSE(app, argc, argv);
 
     std::string why;
@@ -161,10 +201,13 @@ int main(int argc, char** argv) {
     Cluster c;
     bool printer = true;
     const bool ok = buildWorkload(o, &w, &why) && applyRankTable(o, &why) &&
-                    (o.probe ? sim::probeFromOptions(o, &c.platform, &printer, &why)
+                    (o.probe ? sim::probeFromOptions(o, &c.platform, &printer, &why) &&
+                                   sim::applyOverrides(o, &c.platform, &why)
                              : sim::resolvePlatform(o, &c.platform, &why));
     if (!ok) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 2;
     if (!printer) return 0;  // under a launcher, rank 0 plans
-    c.gemm = o.gflops > 0 ? ComputeRate(o.gflops * 1e9) : measureGemmRate();
+    c.gemm = o.gflops > 0 ? GemmTimer::flat(o.gflops * 1e9) : GemmTimer::measured();
+    c.elementwise = o.elementwiseGBps > 0 ? ComputeRate(o.elementwiseGBps * 1e9) : measureElementwiseRate();
+    if (!measureSharing(o, &c, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 1;
     return searchAndReport(o, w, c);
 }

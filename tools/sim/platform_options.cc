@@ -58,6 +58,8 @@ bool loadPlatform(const PlatformOptions& o, Platform* p, std::string* why) {
     return false;
 }
 
+}  // namespace
+
 // Command-line numbers override the file's; each is checked like the file's.
 bool applyOverrides(const PlatformOptions& o, Platform* p, std::string* why) {
     auto bad = [why](const char* name, double v) {
@@ -95,7 +97,6 @@ bool applyOverrides(const PlatformOptions& o, Platform* p, std::string* why) {
     }
     return true;
 }
-}  // namespace
 
 bool resolvePlatform(const PlatformOptions& o, Platform* out, std::string* why) {
     Platform p;

@@ -32,6 +32,9 @@ void addPlatformOptions(CLI::App& app, PlatformOptions* o, const std::string& pr
 // The platform file (or description, or the defaults: 1 host of 8 ranks) with the
 // command line's numbers over it; false and `why` naming the option or field.
 bool resolvePlatform(const PlatformOptions& o, Platform* out, std::string* why);
+// The command line's numbers over `p` (a loaded or probed platform), each checked;
+// false and `why` naming the option.
+bool applyOverrides(const PlatformOptions& o, Platform* p, std::string* why);
 // --probe: a communicator (probeRanks threads, or 4 without a launcher, or one rank
 // per process under one) measures the platform; `*printer` is true on rank 0.
 bool probeFromOptions(const PlatformOptions& o, Platform* out, bool* printer, std::string* why);

@@ -56,10 +56,7 @@ std::string csv(const std::vector<Row>& rows) {
     return out;
 }
 
-namespace {
-const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"};
-
-std::string escape(const std::string& s) {
+std::string htmlEscape(const std::string& s) {
     std::string out;
     for (char c : s) {
         if (c == '<') out += "&lt;";
@@ -69,6 +66,10 @@ std::string escape(const std::string& s) {
     }
     return out;
 }
+
+namespace {
+const char* kColours[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f"};
+std::string escape(const std::string& s) { return htmlEscape(s); }
 
 // One plot: busbw (y) against ranks (x, logarithmic), a polyline per algorithm,
 // the selector's picks circled.

@@ -28,4 +28,7 @@ std::string tableHeader();
 std::string csv(const std::vector<Row>& rows);
 std::string html(const std::vector<Row>& rows, const std::string& platformSummary);
 
+// `s` with <, > and & escaped for HTML text.
+std::string htmlEscape(const std::string& s);
+
 }  // namespace hostccl::sim
