@@ -15,7 +15,7 @@
 namespace hostccl::plan {
 
 namespace {
-constexpr int kRounds = 5, kIters = 30, kGemmN = 256, kGemmsPerSegment = 3;  // about 1 ms a segment
+constexpr int kRounds = 7, kIters = 40, kGemmN = 256, kGemmsPerSegment = 3;  // about 1 ms a segment
 
 struct Rank {
     HcclComm comm = nullptr;
@@ -74,25 +74,27 @@ bool measureHostSharing(uint32_t count, double cores, HostSharing* out, std::str
         r.a.assign(kGemmN * kGemmN, 0.5f), r.b.assign(kGemmN * kGemmN, 0.25f), r.c.assign(kGemmN * kGemmN, 0.f);
         r.data.assign(kSyncProbeBytes / sizeof(float), 1.f);
     }
-    std::vector<double> extra, slowdown;
+    std::vector<double> extra;
+    double alone = 1e9, together = 1e9;
     if (ok) {
         timeRounds(ranks, true);  // warm: links, pages, caches
         std::vector<Rank> one(1);
         one[0] = ranks[0];  // its buffers; it never syncs alone
         for (int round = 0; round < kRounds; ++round) {
-            const double alone = timeRounds(one, false), together = timeRounds(ranks, false);
-            // All ranks at one rank's pace would take count / cores times as long (at least alone's).
-            slowdown.push_back(together / (alone * std::max(1.0, count / cores)));
-            extra.push_back((timeRounds(ranks, true) - together) / kIters);
+            const double t = timeRounds(ranks, false);
+            alone = std::min(alone, timeRounds(one, false));
+            together = std::min(together, t);
+            extra.push_back((timeRounds(ranks, true) - t) / kIters);
         }
     }
-    // Medians: where the scheduler puts the ranks varies from round to round.
-    auto median = [](std::vector<double>& v) {
-        std::sort(v.begin(), v.end());
-        return v.empty() ? 0.0 : v[v.size() / 2];
-    };
-    out->perSync = std::max(0.0, median(extra));
-    out->computeSlowdown = std::max(1.0, median(slowdown));
+    // The sync cost: the mean over every round (where the scheduler puts the ranks
+    // varies from round to round, and a median of rounds still moved 4x between
+    // probes). The slowdown: the best rounds' ratio (other load only adds to either);
+    // all ranks at one rank's pace would take count / cores times as long as one.
+    double sum = 0;
+    for (double e : extra) sum += e;
+    out->perSync = extra.empty() ? 0.0 : std::max(0.0, sum / double(extra.size()));
+    out->computeSlowdown = ok ? std::max(1.0, together / (alone * std::max(1.0, count / cores))) : 1.0;
     for (Rank& r : ranks) {
         if (r.rc != HCCL_SUCCESS && ok) *why = fmt::format("timing a sync: allreduce failed: {}", HcclGetErrorString(r.rc)), ok = false;
         if (r.stream != nullptr) aclrtDestroyStream(r.stream);

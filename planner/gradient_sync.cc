@@ -98,15 +98,24 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
         case Compression::TopK: {
             const uint64_t k = std::max<uint64_t>(1, uint64_t(std::ceil(o.compression.ratio * double(elems))));
             allGather(8 * k);
-            // residual add and selection (a few passes), then every rank's entries added in
-            c.seconds += 4 * passes(2) + double(n) * 8 * k * reduce;
+            // residual add and selection, then every rank's entries added in
+            if (o.codecs.measured && o.onRank) {
+                const CodecRates& r = o.codecs;
+                c.seconds += o.onRank(r.topkEncode * double(elems) + r.topkDecodePass * double(elems) +
+                                      r.topkDecodePair * double(n) * double(k));
+            } else {
+                c.seconds += 4 * passes(2) + double(n) * 8 * k * reduce;
+            }
             c.memory += bytes;  // the residual
             break;
         }
         case Compression::Sign:
             allGather(4 + (elems + 7) / 8);
             // residual add, signs and scale; then n ranks' signs expanded and added
-            c.seconds += 2 * passes(2) + double(n) * bytes * reduce;
+            if (o.codecs.measured && o.onRank)
+                c.seconds += o.onRank(o.codecs.signEncode * double(elems) + o.codecs.signDecodePerRank * double(n) * double(elems));
+            else
+                c.seconds += 2 * passes(2) + double(n) * bytes * reduce;
             c.memory += bytes;
             break;
     }

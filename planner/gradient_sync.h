@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/codec_rates.h"
 #include "planner/comm_estimator.h"
 
 namespace hostccl::plan {
@@ -39,6 +40,10 @@ struct SyncOptions {
     std::function<double(double bytes)> passSeconds;
     double reduceSecondsPerByte = 0;
     double perCollective = 0;  // added to each bucket's collective (a crowded host's sync)
+    // The compressors' own work: measured rates (on one idle core) and what that
+    // becomes on this rank (its core share, the host's slowdown).
+    CodecRates codecs;
+    std::function<double(double idleSeconds)> onRank;
 };
 
 struct SyncResult {

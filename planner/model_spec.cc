@@ -69,6 +69,10 @@ bool parseLayer(Reader& r, const json& l, size_t i, LayerSpec* out) {
     double elementwise = 0;
     if (!r.number(l, at, "elementwise_bytes", false, 0, true, &elementwise)) return false;
     layer.elementwiseBytes = static_cast<uint64_t>(elementwise);
+    if (auto cut = l.find("cut_before"); cut != l.end()) {
+        if (!cut->is_boolean()) return r.fail(at + ".cut_before: must be true or false");
+        layer.cutBefore = cut->get<bool>();
+    }
     if (auto tp = l.find("tp"); tp != l.end())
         if (!tp->is_string() || !parseSplit(tp->get<std::string>(), &layer.tp))
             return r.fail(at + ".tp: must be \"replicated\", \"column\" or \"row\"");
@@ -89,6 +93,12 @@ const char* tpSplitName(TpSplit s) {
 uint64_t ModelSpec::parameterCount() const {
     uint64_t n = 0;
     for (const LayerSpec& l : layers) n += l.params;
+    return n;
+}
+
+uint32_t ModelSpec::maxStages() const {
+    uint32_t n = layers.empty() ? 0 : 1;
+    for (size_t i = 1; i < layers.size(); ++i) n += layers[i].cutBefore ? 1 : 0;
     return n;
 }
 
@@ -146,7 +156,8 @@ std::string modelJson(const ModelSpec& m) {
                           {"forward_flops", l.forwardFlops},
                           {"activation_bytes", l.activationBytes},
                           {"elementwise_bytes", l.elementwiseBytes},
-                          {"tp", tpSplitName(l.tp)}});
+                          {"tp", tpSplitName(l.tp)},
+                          {"cut_before", l.cutBefore}});
     json doc = {{"name", m.name},
                 {"dtype_bytes", m.dtypeBytes},
                 {"optimizer_state_per_param", m.optimizerStatePerParam},

@@ -27,6 +27,9 @@ struct LayerSpec {
     // share is cut by tp with its output.
     uint64_t elementwiseBytes = 0;
     TpSplit tp = TpSplit::Replicated;
+    // Whether a pipeline stage may begin at this layer (false inside a residual
+    // block, whose skip connection would have to cross the stage boundary too).
+    bool cutBefore = true;
     bool split() const { return tp != TpSplit::Replicated; }
 };
 
@@ -37,6 +40,8 @@ struct ModelSpec {
     std::vector<LayerSpec> layers;         // forward order
 
     uint64_t parameterCount() const;
+    // The most pipeline stages the layers can be cut into.
+    uint32_t maxStages() const;
     double forwardFlopsPerSample() const;
 };
 

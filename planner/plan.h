@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/codec_rates.h"
 #include "planner/compute_rate.h"
 #include "planner/gemm_timer.h"
 #include "planner/model_spec.h"
@@ -20,6 +21,9 @@ struct Plan {
     uint64_t firstBucketBytes = uint64_t(1) << 20;
     std::string compression = "none";  // none, fp16, bf16, topk[:ratio], sign
     bool overlap = true;               // buckets launched while backward runs
+    // The first layer of each pipeline stage, as the prediction cut them (read back
+    // from a plan file; the search leaves it empty and predicts it).
+    std::vector<uint32_t> stageStarts;
 };
 
 struct Prediction {
@@ -56,6 +60,7 @@ struct Cluster {
     // How much slower a rank computes with every rank of its host computing too than
     // alone, beyond sharing cores (crowding_probe.h; 1: not known).
     double computeSlowdown = 1;
+    CodecRates codecs;  // top-k's and sign's own work (not measured: from the element-wise rates)
     uint32_t ranks() const { return platform.ranks(); }
     // The part of a core each rank gets when every rank on a host computes at once.
     double coreShare() const;

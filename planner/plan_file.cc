@@ -48,6 +48,7 @@ std::string planFileJson(const PlanReport& r) {
                          {"compression", p.compression},
                          {"lossy", lossyCompression(p.compression)},
                          {"overlap", p.overlap},
+                         {"stage_starts", q.stageStarts},
                          {"predicted",
                           {{"step_ms", ms(q.stepSeconds)},
                            {"compute_ms", ms(q.computeSeconds)},
@@ -58,8 +59,7 @@ std::string planFileJson(const PlanReport& r) {
                            {"optimizer_ms", ms(q.optimizerSeconds)},
                            {"dp_comm_ms", ms(q.dpCommSeconds)},
                            {"memory_bytes", q.memoryBytes},
-                           {"wire_bytes", q.wireBytes},
-                           {"stage_starts", q.stageStarts}}}});
+                           {"wire_bytes", q.wireBytes}}}});
     }
     const Workload& w = *r.workload;
     json doc = {{"version", 1},

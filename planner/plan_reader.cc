@@ -42,6 +42,13 @@ bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string*
     if (overlap == j.end() || !overlap->is_boolean()) return fail(at + ".overlap: missing or not true/false");
     p.compression = comp->get<std::string>();
     p.overlap = overlap->get<bool>();
+    auto starts = j.find("stage_starts");
+    if (starts == j.end() || !starts->is_array() || starts->size() != p.pp)
+        return fail(fmt::format("{}.stage_starts: missing or not one first layer per stage ({})", at, p.pp));
+    for (const json& s : *starts) {
+        if (!s.is_number_unsigned()) return fail(at + ".stage_starts: not whole numbers");
+        p.stageStarts.push_back(s.get<uint32_t>());
+    }
     *out = p;
     return true;
 }

@@ -5,7 +5,7 @@
 
 namespace hostccl::plan {
 
-std::vector<uint32_t> balancedStages(const std::vector<double>& cost, uint32_t stages) {
+std::vector<uint32_t> balancedStages(const std::vector<double>& cost, uint32_t stages, const std::vector<bool>& cutBefore) {
     const size_t n = cost.size();
     std::vector<double> prefix(n + 1, 0);
     for (size_t i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + cost[i];
@@ -18,9 +18,12 @@ std::vector<uint32_t> balancedStages(const std::vector<double>& cost, uint32_t s
     for (uint32_t k = 1; k <= stages; ++k)
         for (size_t i = k; i <= n; ++i)
             for (size_t j = k - 1; j < i; ++j) {
+                if (j > 0 && !cutBefore.empty() && !cutBefore[j]) continue;  // no stage may begin at j
+                if (best[k - 1][j] == inf) continue;
                 const double m = std::max(best[k - 1][j], prefix[i] - prefix[j]);
                 if (m < best[k][i]) best[k][i] = m, cut[k][i] = static_cast<uint32_t>(j);
             }
+    if (best[stages][n] == inf) return {};
     std::vector<uint32_t> starts(stages);
     size_t end = n;
     for (uint32_t k = stages; k >= 1; --k) {

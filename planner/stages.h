@@ -7,9 +7,11 @@
 
 namespace hostccl::plan {
 
-// `cost[i]`: layer i's time; returns the first layer of each of `stages` stages,
-// each stage at least one layer (stages <= cost.size()). Exact: the least
+// `cost[i]`: layer i's time; `cutBefore[i]`: a stage may begin at layer i (empty:
+// anywhere). Returns the first layer of each of `stages` stages, each at least one
+// layer, or nothing when the layers cannot be cut that many times. Exact: the least
 // possible maximum, found by dynamic programming over the cut points.
-std::vector<uint32_t> balancedStages(const std::vector<double>& cost, uint32_t stages);
+std::vector<uint32_t> balancedStages(const std::vector<double>& cost, uint32_t stages,
+                                     const std::vector<bool>& cutBefore = {});
 
 }  // namespace hostccl::plan

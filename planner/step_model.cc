@@ -16,8 +16,8 @@ bool checkPlan(const Workload& w, const Cluster& c, const Plan& p, std::string* 
         bad = fmt::format("dp {} x tp {} x pp {} is not the {} ranks", p.dp, p.tp, p.pp, c.ranks());
     else if (rph % p.tp != 0)
         bad = fmt::format("tp {} does not divide the {} ranks per host (tensor parallelism stays inside hosts)", p.tp, rph);
-    else if (p.pp > w.model.layers.size())
-        bad = fmt::format("pp {} is more stages than the model's {} layers", p.pp, w.model.layers.size());
+    else if (p.pp > w.model.maxStages())
+        bad = fmt::format("pp {} is more stages than the model's {} layers can be cut into", p.pp, w.model.maxStages());
     else if (w.globalBatch % p.dp != 0)
         bad = fmt::format("the global batch {} does not divide over dp {}", w.globalBatch, p.dp);
     else if (p.microBatches == 0 || (w.globalBatch / p.dp) % p.microBatches != 0)
@@ -96,6 +96,34 @@ uint64_t hopBytes(const LayerSpec& last, uint32_t tp, uint64_t mb) {
     return last.activationBytes * mb / (last.tp == TpSplit::Column ? tp : 1);
 }
 
+// A pipeline on hosts running more ranks than cores: a rank waiting for its stage's
+// turn leaves its core to the others, so the bubble is not all lost. The step is
+// the longer of the dependency chain with each running rank on a core of its own
+// and the busiest host's compute over its cores (the stages its ranks hold).
+double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>& stages, const std::vector<double>& hop) {
+    const double share = c.coreShare();
+    double fill = 0, slot = 0;
+    std::vector<double> cpu(p.pp);  // a micro-batch's compute on a core of its own
+    for (uint32_t s = 0; s < p.pp; ++s) {
+        const Stage& st = stages[s];
+        cpu[s] = st.compute * share;
+        const double pass = st.fwd + st.bwd - st.compute + cpu[s];
+        fill += pass + 2 * hop[s];
+        slot = std::max(slot, pass + st.p2p);
+    }
+    const double chain = fill + (p.microBatches - 1) * slot;
+    // Slots fill hosts in order, stage-major: host h holds slots [h r, (h + 1) r).
+    const uint32_t perHost = c.platform.ranksPerHost, perStage = p.dp * p.tp;
+    double busiest = 0;
+    for (uint32_t h = 0; h < c.platform.hosts; ++h) {
+        double work = 0;
+        for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) work += cpu[q / perStage];
+        busiest = std::max(busiest, work);
+    }
+    const double cores = c.platform.cores() * c.platform.coreSpeed;
+    return std::max(chain, p.microBatches * busiest / cores);
+}
+
 }  // namespace
 
 Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p) {
@@ -103,9 +131,11 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
     const uint64_t mb = w.globalBatch / p.dp / p.microBatches;
     const std::vector<LayerTimes> t = layerTimes(w, c, comm, p, mb);
     std::vector<double> cost;
+    std::vector<bool> cuts;
     for (const LayerTimes& lt : t) cost.push_back(lt.total());
+    for (const LayerSpec& l : L) cuts.push_back(l.cutBefore);
     Prediction out;
-    out.stageStarts = balancedStages(cost, p.pp);
+    out.stageStarts = balancedStages(cost, p.pp, cuts);
 
     std::vector<Stage> stages(p.pp);
     std::vector<double> hop(p.pp, 0);  // from stage s to s + 1, each way
@@ -133,12 +163,16 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
         const double pace = stages[s].fwd + stages[s].bwd + stages[s].p2p;
         if (pace > slot) slot = pace, slowest = s;
     }
-    const double pipeline = fill + (p.microBatches - 1) * slot;
+    double pipeline = fill + (p.microBatches - 1) * slot;
+    if (c.crowded() && p.pp > 1) pipeline = crowdedPipeline(c, p, stages, hop);
     const Stage& b = stages[slowest];
-    out.computeSeconds = p.microBatches * b.compute;
-    out.tpSeconds = p.microBatches * b.tp;
-    out.p2pSeconds = p.microBatches * b.p2p;
-    out.bubbleSeconds = std::max(0.0, pipeline - p.microBatches * slot);
+    // On a crowded host the slowest stage can run faster than its share of a core
+    // while others wait: its parts shrink with the pipeline.
+    const double busy = p.microBatches * slot, scale = pipeline < busy ? pipeline / busy : 1.0;
+    out.computeSeconds = scale * p.microBatches * b.compute;
+    out.tpSeconds = scale * p.microBatches * b.tp;
+    out.p2pSeconds = scale * p.microBatches * b.p2p;
+    out.bubbleSeconds = std::max(0.0, pipeline - busy);
 
     // Gradient averaging per stage, after its last backward, which ends earlier the
     // further the stage is from stage 0 (the backward still travels toward it).
@@ -151,6 +185,8 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
     so.passSeconds = [&c](double bytes) { return c.elementwiseSeconds(bytes, bytes); };
     so.reduceSecondsPerByte = c.platform.gamma / c.coreShare();
     so.perCollective = c.perCollectiveExtra();
+    so.codecs = c.codecs;
+    so.onRank = [&c](double idle) { return c.computeSeconds(idle); };
     const GroupLayout dpGroup = dataLayout(c.platform, p.dp, p.tp, p.pp);
     double step = 0, slack = 0;
     for (uint32_t s = 0; s < p.pp; ++s) {

@@ -6,7 +6,6 @@
 # >= 80 % of the plans within 20 % of the measured median, and the first choice
 # the fastest measured or within 10 % of it.
 #   bash bench/planner/validate.sh [--ranks 4] [--batch 256] [--steps 25] [--runs 3] [-- train_mlp model flags]
-# Plans with pipeline stages are left out: train_mlp runs none yet.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${HOSTCCL_BUILD:-$root/build}
@@ -29,11 +28,11 @@ trap 'rm -rf "$dir"' EXIT
 "$mlp" --describe-model "$dir/model.json" "${model[@]}"
 "$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --top 10 \
     -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
-# Which plans to run: the first 5 runnable, then 5 spread evenly over the other runnable ones.
+# Which plans to run: the first 5, then 5 spread evenly over the rest.
 mapfile -t chosen < <($py - "$dir/plan.json" <<'PY'
 import json, sys
 plans = json.load(open(sys.argv[1]))["plans"]
-runnable = [p["rank"] for p in plans if p["pp"] == 1]
+runnable = [p["rank"] for p in plans]
 top, rest = runnable[:5], runnable[5:]
 spread = [rest[round(i * (len(rest) - 1) / 4)] for i in range(5)] if len(rest) >= 5 else rest
 for r in top + sorted(set(spread)):

@@ -26,7 +26,8 @@ namespace {
 
 struct Flags {
     uint32_t ranks = 0;  // 0: from the launcher's environment
-    uint32_t steps = 40, batch = 256, tp = 1, microBatches = 1;
+    uint32_t steps = 40, batch = 256, tp = 1, pp = 1, microBatches = 1;
+    std::vector<uint32_t> stageStarts;  // the first layer of each stage (describeModel's numbering); empty: even
     ModelShape shape{32, 8, 64, 256, 2};
     float lr = 0.05f, separation = 0.3f;
     double bucketMiB = 25, firstBucketMiB = 1;
@@ -48,17 +49,56 @@ uint64_t hashBytes(uint64_t h, const std::vector<float>& v) {  // FNV-1a
 }
 
 // True when every data-parallel replica holds the same parameters: replicated
-// parameters equal on all ranks, shards equal among ranks of the same TP rank.
-bool parametersAgree(hostccl::Communicator& world, Model& model, uint32_t tpRank) {
-    uint64_t mine[3] = {0xCBF29CE484222325ull, 0xCBF29CE484222325ull, tpRank};
+// parameters equal on all ranks of a pipeline stage, shards equal among those of
+// the same stage and TP rank.
+bool parametersAgree(hostccl::Communicator& world, Model& model, uint32_t tpRank, uint32_t stage) {
+    uint64_t mine[4] = {0xCBF29CE484222325ull, 0xCBF29CE484222325ull, tpRank, stage};
     for (Parameter& p : model.parameters()) mine[p.sharded ? 1 : 0] = hashBytes(mine[p.sharded ? 1 : 0], p.value);
-    std::vector<uint64_t> all(3 * world.size());
-    world.allGather(mine, all.data(), 3, HCCL_DATA_TYPE_UINT64).wait();
+    std::vector<uint64_t> all(4 * world.size());
+    world.allGather(mine, all.data(), 4, HCCL_DATA_TYPE_UINT64).wait();
     for (uint32_t r = 0; r < world.size(); ++r) {
-        if (all[3 * r] != mine[0]) return false;
-        if (all[3 * r + 2] == tpRank && all[3 * r + 1] != mine[1]) return false;
+        if (all[4 * r + 3] != stage) continue;
+        if (all[4 * r] != mine[0]) return false;
+        if (all[4 * r + 2] == tpRank && all[4 * r + 1] != mine[1]) return false;
     }
     return true;
+}
+
+// One step's micro-batches through this rank's pipeline stage (GPipe: every
+// forward, then every backward in reverse order), activations from the previous
+// stage and gradients to it, outputs to the next and gradients from it. Sends
+// are waited for at the end: their buffers are the slots' own. Returns the sum
+// of the micro-batches' losses (the last stage only).
+double pipelineStep(hostccl::ParallelGroups& groups, Model& model, const std::vector<float>& x,
+                    const std::vector<uint32_t>& labels, uint32_t micro, uint32_t count, uint32_t features,
+                    uint32_t width, const std::function<void(size_t)>& gradReady) {
+    std::vector<hostccl::Work> sends;
+    std::vector<std::vector<float>> in(count), grad(count);
+    double loss = 0;
+    const size_t act = size_t(micro) * width;
+    for (uint32_t m = 0; m < count; ++m) {
+        std::span<const float> input = std::span<const float>(x).subspan(size_t(m) * micro * features, size_t(micro) * features);
+        if (!groups.isFirstStage()) {
+            in[m].resize(act);
+            groups.recvFromPreviousStage(in[m].data(), act, HCCL_DATA_TYPE_FP32).wait();
+            input = in[m];
+        }
+        loss += model.forward(m, input, std::span<const uint32_t>(labels).subspan(size_t(m) * micro, micro), micro,
+                              MicroBatch{m, count});
+        if (!groups.isLastStage()) sends.push_back(groups.sendToNextStage(model.output(m).data(), act, HCCL_DATA_TYPE_FP32));
+    }
+    for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t m = count - 1 - k;
+        if (!groups.isLastStage()) {
+            grad[m].resize(act);
+            groups.recvFromNextStage(grad[m].data(), act, HCCL_DATA_TYPE_FP32).wait();
+        }
+        model.backward(m, grad[m], gradReady, MicroBatch{k, count});
+        if (!groups.isFirstStage())
+            sends.push_back(groups.sendToPreviousStage(model.inputGrad(m).data(), act, HCCL_DATA_TYPE_FP32));
+    }
+    hostccl::waitAll(sends);
+    return loss;
 }
 
 struct Totals {
@@ -69,18 +109,27 @@ struct Totals {
 int train(const Flags& f, hostccl::Communicator& world) {
     const uint32_t n = world.size(), me = world.rank();
     if (f.tp == 0 || n % f.tp != 0) throw hostccl::Error(HCCL_E_PARA, "--tp must divide the rank count");
-    hostccl::ParallelGroups groups(world, n / f.tp, f.tp, 1);
-    const uint32_t dp = groups.dataParallelSize(), d = groups.dataParallelRank();
+    if (f.pp == 0 || n % (f.tp * f.pp) != 0) throw hostccl::Error(HCCL_E_PARA, "--tp x --pp must divide the rank count");
+    if (f.pp > f.shape.blocks + 1)
+        throw hostccl::Error(HCCL_E_PARA, "--pp " + std::to_string(f.pp) + " is more stages than " +
+                                              std::to_string(f.shape.blocks) + " blocks and the head");
+    hostccl::ParallelGroups groups(world, n / (f.tp * f.pp), f.tp, f.pp);
+    const uint32_t dp = groups.dataParallelSize(), d = groups.dataParallelRank(), stage = groups.pipelineStage();
     if (f.planDp != 0 && f.planDp != dp)
         throw hostccl::Error(HCCL_E_PARA, "--plan: the plan's dp " + std::to_string(f.planDp) + " x tp " + std::to_string(f.tp) +
-                                              " is not the " + std::to_string(n) + " ranks");
+                                              " x pp " + std::to_string(f.pp) + " is not the " + std::to_string(n) + " ranks");
+    StagePart part;
+    std::string why;
+    const std::vector<uint32_t> starts = f.stageStarts.empty() ? evenStageStarts(f.shape, f.pp) : f.stageStarts;
+    if (starts.size() != f.pp || !stagePart(f.shape, starts, stage, &part, &why))
+        throw hostccl::Error(HCCL_E_PARA, "pipeline stages: " + (why.empty() ? "one start per stage expected" : why));
     if (f.batch % dp != 0) throw hostccl::Error(HCCL_E_PARA, "--batch must be a multiple of the data-parallel degree");
     const uint32_t local = f.batch / dp;
     if (f.microBatches == 0 || local % f.microBatches != 0)
         throw hostccl::Error(HCCL_E_PARA, "--micro-batches must divide the replica's batch of " + std::to_string(local));
     const uint32_t micro = local / f.microBatches;
     Dataset data(f.shape.features, f.shape.classes, f.separation, f.seed);
-    Model model(f.shape, groups.tensorParallel(), f.seed);
+    Model model(f.shape, groups.tensorParallel(), f.seed, part);
     hostccl::BucketOptions bo;
     bo.bucketBytes = size_t(f.bucketMiB * (1 << 20));
     bo.firstBucketBytes = size_t(f.firstBucketMiB * (1 << 20));
@@ -101,9 +150,9 @@ int train(const Flags& f, hostccl::Communicator& world) {
     if (me == 0) {
         size_t params = 0;
         for (auto& p : model.parameters()) params += p.value.size();
-        std::printf("# train_mlp: %u ranks (dp %u x tp %u, tp inside a host: %s), %zu parameters per rank, batch %u in %u micro-batches, "
+        std::printf("# train_mlp: %u ranks (dp %u x tp %u x pp %u, tp inside a host: %s), %zu parameters on rank 0, batch %u in %u micro-batches, "
                     "compression %s, buckets %.3g MiB (first %.3g MiB), overlap %s\n",
-                    n, dp, f.tp, groups.tensorParallelWithinHost() ? "yes" : "no", params, f.batch, f.microBatches,
+                    n, dp, f.tp, f.pp, groups.tensorParallelWithinHost() ? "yes" : "no", params, f.batch, f.microBatches,
                     f.compression.c_str(), f.bucketMiB, f.firstBucketMiB, f.noOverlap ? "off" : "on");
         if (print) std::printf("# %5s %9s %9s %10s %12s %9s %9s %10s\n", "step", "loss", "step_ms", "compute_ms",
                                "exposed_ms", "comm_ms", "tp_ms", "wire_KiB");
@@ -117,14 +166,17 @@ int train(const Flags& f, hostccl::Communicator& world) {
             labels[i] = data.sample(uint64_t(step) * f.batch + d * local + i, &x[size_t(i) * f.shape.features]);
         auto t0 = Clock::now();
         double localLoss = 0;
-        for (uint32_t m = 0; m < f.microBatches; ++m) {
+        auto ready = [&](size_t id) {
+            if (averaging) buckets.ready(bucketId[id]);
+        };
+        if (f.pp > 1)
+            localLoss = pipelineStep(groups, model, x, labels, micro, f.microBatches, f.shape.features, f.shape.width, ready) /
+                        f.microBatches;
+        for (uint32_t m = 0; m < f.microBatches && f.pp == 1; ++m) {
             const size_t rows = size_t(micro) * f.shape.features;
             localLoss += model.step(std::span<const float>(x).subspan(m * rows, rows),
                                     std::span<const uint32_t>(labels).subspan(size_t(m) * micro, micro), micro,
-                                    [&](size_t id) {
-                                        if (averaging) buckets.ready(bucketId[id]);
-                                    },
-                                    MicroBatch{m, f.microBatches}) /
+                                    ready, MicroBatch{m, f.microBatches}) /
                          f.microBatches;
         }
         double computeMs = msSince(t0);
@@ -134,10 +186,12 @@ int train(const Flags& f, hostccl::Communicator& world) {
         model.sgd(f.lr);
         double stepMs = msSince(t0);
         // Outside the timed step: the global loss and the consistency check.
-        groups.dataParallel().allReduce(std::span<double>(&localLoss, 1)).wait();
-        loss = localLoss / dp;
+        // The last stage's ranks hold the loss (each TP rank the same): averaged over the replicas.
+        if (!groups.isLastStage()) localLoss = 0;
+        world.allReduce(std::span<double>(&localLoss, 1)).wait();
+        loss = localLoss / (dp * f.tp);
         if (step == 0) firstLoss = loss;
-        if (!parametersAgree(world, model, groups.tensorParallelRank())) {
+        if (!parametersAgree(world, model, groups.tensorParallelRank(), stage)) {
             std::fprintf(stderr, "rank %u: parameters differ between ranks after step %u\n", me, step);
             return 1;
         }
@@ -157,18 +211,17 @@ int train(const Flags& f, hostccl::Communicator& world) {
     }
     if (me == 0) {
         double k = totals.steps ? totals.steps : 1;
-        std::printf("summary: ranks=%u dp=%u tp=%u micro_batches=%u compression=%s overlap=%s steps=%u first_loss=%.5f final_loss=%.5f "
+        std::printf("summary: ranks=%u dp=%u tp=%u pp=%u micro_batches=%u compression=%s overlap=%s steps=%u first_loss=%.5f final_loss=%.5f "
                     "step_ms=%.2f compute_ms=%.2f exposed_comm_ms=%.2f comm_ms=%.2f tp_ms=%.2f wire_bytes_per_step=%.0f "
                     "buckets=%zu params_identical=yes\n",
-                    n, dp, f.tp, f.microBatches, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
+                    n, dp, f.tp, f.pp, f.microBatches, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
                     totals.stepMs / k, totals.computeMs / k, totals.exposedMs / k, totals.commMs / k, totals.tpMs / k,
                     totals.wireBytes / k, buckets.bucketCount());
     }
     return 0;
 }
 
-// --plan FILE[:N]: the plan's choices replace the flags'. Pipeline stages are
-// not something this example runs, so a plan with pp > 1 is refused.
+// --plan FILE[:N]: the plan's choices replace the flags', its stage cut included.
 bool applyPlan(Flags* f) {
     std::string path = f->planPath;
     size_t index = 0;
@@ -188,12 +241,9 @@ bool applyPlan(Flags* f) {
         std::fprintf(stderr, "train_mlp: --plan %s\n", why.c_str());
         return false;
     }
-    if (p.pp != 1) {
-        std::fprintf(stderr, "train_mlp: --plan %s: plan %zu has %u pipeline stages; train_mlp runs data and tensor "
-                     "parallelism only (pp 1)\n", path.c_str(), index + 1, p.pp);
-        return false;
-    }
     f->tp = p.tp;
+    f->pp = p.pp;
+    f->stageStarts = p.stageStarts;
     f->planDp = p.dp;
     f->microBatches = p.microBatches;
     f->bucketMiB = double(p.bucketBytes) / (1 << 20);
@@ -253,6 +303,9 @@ int main(int argc, char** argv) {
     app.add_option("--lr", f.lr, "learning rate");
     app.add_option("--separation", f.separation, "scale of the class centres against unit noise (smaller: harder)");
     app.add_option("--tp", f.tp, "tensor-parallel degree")->check(CLI::Range(1u, 1u << 16));
+    app.add_option("--pp", f.pp, "pipeline stages (blocks shared out evenly; the first stage holds the embedding, "
+                                 "the last the head)")
+        ->check(CLI::Range(1u, 1u << 16));
     app.add_option("--micro-batches", f.microBatches, "micro-batches per step (gradients accumulated over them)")
         ->check(CLI::Range(1u, 1u << 20));
     app.add_option("--bucket-mb", f.bucketMiB, "bucket size, MiB")->check(CLI::PositiveNumber);
@@ -264,7 +317,7 @@ int main(int argc, char** argv) {
     app.add_option("--describe-model", f.describePath, "write the model as hostccl-plan reads it (JSON) and exit");
     app.add_option("--plan", f.planPath,
                    "hostccl-plan's plan file, FILE or FILE:N for its N-th plan (default the first): sets --tp, "
-                   "--micro-batches, buckets, --compression and overlap");
+                   "--pp and its stage cut, --micro-batches, buckets, --compression and overlap");
     CLI11_PARSE(app, argc, argv);
     if (!f.planPath.empty() && !applyPlan(&f)) return 2;
     if (!f.describePath.empty()) {

@@ -57,7 +57,40 @@ std::vector<float> initShard(uint64_t stream, uint32_t fullRows, uint32_t fullCo
 
 }  // namespace
 
-Model::Model(const ModelShape& s, hostccl::Communicator& tp, uint64_t seed) : shape_(s), tp_(tp) {
+StagePart wholeModel(const ModelShape& shape) { return StagePart{true, true, 0, shape.blocks}; }
+
+bool stagePart(const ModelShape& shape, const std::vector<uint32_t>& starts, uint32_t stage, StagePart* out,
+               std::string* why) {
+    const uint32_t layers = 2 + 2 * shape.blocks, head = layers - 1;
+    for (size_t i = 0; i < starts.size(); ++i) {
+        const uint32_t s = starts[i];
+        const bool fits = i == 0 ? s == 0 : (s > starts[i - 1] && s < layers && s % 2 == 1);
+        if (!fits) {
+            *why = "stage " + std::to_string(i) + " begins at layer " + std::to_string(s) +
+                   "; stages begin at the embedding (0), a block's first matrix (1, 3, ...) or the head (" +
+                   std::to_string(head) + "), in order";
+            return false;
+        }
+    }
+    if (stage >= starts.size()) return *why = "no stage " + std::to_string(stage), false;
+    const uint32_t from = starts[stage], to = stage + 1 < starts.size() ? starts[stage + 1] : layers;
+    StagePart p;
+    p.embed = from == 0;
+    p.head = to == layers;
+    p.firstBlock = from == 0 ? 0 : (from - 1) / 2;
+    p.endBlock = to >= head ? shape.blocks : (to - 1) / 2;
+    *out = p;
+    return true;
+}
+
+std::vector<uint32_t> evenStageStarts(const ModelShape& shape, uint32_t stages) {
+    std::vector<uint32_t> starts{0};
+    for (uint32_t s = 1; s < stages; ++s) starts.push_back(1 + 2 * (s * shape.blocks / stages));
+    return starts;
+}
+
+Model::Model(const ModelShape& s, hostccl::Communicator& tp, uint64_t seed, StagePart part)
+    : shape_(s), part_(part), tp_(tp) {
     const uint32_t t = tp.size(), me = tp.rank();
     if (s.hidden % t != 0) throw hostccl::Error(HCCL_E_PARA, "hidden width must be a multiple of the TP degree");
     hiddenShard_ = s.hidden / t;
@@ -65,24 +98,29 @@ Model::Model(const ModelShape& s, hostccl::Communicator& tp, uint64_t seed) : sh
         std::vector<float> g(v.size(), 0.0f);
         params_.push_back({name, std::move(v), std::move(g), sharded});
     };
-    add("embed.w", initShard(seed + 1, s.features, s.width, true, 0, s.width, std::sqrt(2.0f / s.features)), false);
-    add("embed.b", std::vector<float>(s.width, 0.0f), false);
-    for (uint32_t k = 0; k < s.blocks; ++k) {
+    if (part.embed) {
+        add("embed.w", initShard(seed + 1, s.features, s.width, true, 0, s.width, std::sqrt(2.0f / s.features)), false);
+        add("embed.b", std::vector<float>(s.width, 0.0f), false);
+    }
+    for (uint32_t k = part.firstBlock; k < part.endBlock; ++k) {
         add("block.a", initShard(seed + 10 + 2 * k, s.width, s.hidden, true, me * hiddenShard_, hiddenShard_,
                                  std::sqrt(2.0f / s.width)), true);
         add("block.b", initShard(seed + 11 + 2 * k, s.hidden, s.width, false, me * hiddenShard_, hiddenShard_,
                                  0.5f / std::sqrt(float(s.hidden))), true);
     }
-    add("head.w", initShard(seed + 2, s.width, s.classes, true, 0, s.classes, std::sqrt(1.0f / s.width)), false);
-    add("head.b", std::vector<float>(s.classes, 0.0f), false);
-    const size_t head = 2 + 2 * s.blocks;
-    backwardOrder_ = {head, head + 1};
-    for (uint32_t k = s.blocks; k-- > 0;) {
-        backwardOrder_.push_back(3 + 2 * k);  // block k's b, then its a
-        backwardOrder_.push_back(2 + 2 * k);
+    if (part.head) {
+        add("head.w", initShard(seed + 2, s.width, s.classes, true, 0, s.classes, std::sqrt(1.0f / s.width)), false);
+        add("head.b", std::vector<float>(s.classes, 0.0f), false);
+        backwardOrder_ = {headId(), headId() + 1};
     }
-    backwardOrder_.push_back(0);
-    backwardOrder_.push_back(1);
+    for (uint32_t k = part.endBlock; k-- > part.firstBlock;) {
+        backwardOrder_.push_back(blockId(k) + 1);  // block k's b, then its a
+        backwardOrder_.push_back(blockId(k));
+    }
+    if (part.embed) {
+        backwardOrder_.push_back(embedId());
+        backwardOrder_.push_back(embedId() + 1);
+    }
 }
 
 void Model::allReduceTp(std::vector<float>& v) {
@@ -101,41 +139,52 @@ void fit(std::vector<float>& v, size_t n) {
 }  // namespace
 
 double Model::step(std::span<const float> x, std::span<const uint32_t> labels, uint32_t batch,
-                   const std::function<void(size_t)>& gradReadyOnLast, MicroBatch micro) {
+                   const std::function<void(size_t)>& gradReady, MicroBatch micro) {
+    const double loss = forward(0, x, labels, batch, micro);
+    backward(0, {}, gradReady, micro);
+    return loss;
+}
+
+double Model::forward(uint32_t slot, std::span<const float> in, std::span<const uint32_t> labels, uint32_t batch,
+                      MicroBatch micro) {
     const ModelShape& s = shape_;
-    const bool acc = micro.index > 0;  // add to the gradients of the step's earlier micro-batches
-    auto gradReady = [&](size_t id) {
-        if (micro.last()) gradReadyOnLast(id);
-    };
     const int B = int(batch), F = int(s.features), D = int(s.width), Hs = int(hiddenShard_), C = int(s.classes);
-    if (micro.index == 0) tpWaitMs_ = 0;  // the whole step's waits
+    const uint32_t nb = part_.blocks();
+    if (micro.index == 0 && slot == 0) tpWaitMs_ = 0;  // the whole step's waits
+    if (ws_.size() <= slot) ws_.resize(slot + 1);
+    Workspace& w = ws_[slot];
     auto P = [&](size_t i) -> Parameter& { return params_[i]; };
-    const size_t head = 2 + 2 * s.blocks;
-    Workspace& w = ws_;
-    w.h.resize(s.blocks + 1), w.pre.resize(s.blocks), w.act.resize(s.blocks);
+    w.h.resize(nb + 1), w.pre.resize(nb), w.act.resize(nb);
 
-    // Forward, keeping what backward needs.
-    fit(w.embedPre, size_t(B) * D);
-    gemm(false, false, B, D, F, x.data(), P(0).value.data(), w.embedPre.data());
-    addRowVector(w.embedPre, P(1).value);
-    w.h[0] = w.embedPre;
-    relu(w.h[0]);
-    for (uint32_t k = 0; k < s.blocks; ++k) {
-        fit(w.pre[k], size_t(B) * Hs);
-        gemm(false, false, B, Hs, D, w.h[k].data(), P(2 + 2 * k).value.data(), w.pre[k].data());
-        w.act[k] = w.pre[k];
-        relu(w.act[k]);
-        std::vector<float>& out = w.h[k + 1];
-        fit(out, size_t(B) * D);
-        gemm(false, false, B, D, Hs, w.act[k].data(), P(3 + 2 * k).value.data(), out.data());
-        allReduceTp(out);  // the row-split matrix's partial sums
-        for (size_t i = 0; i < out.size(); ++i) out[i] += w.h[k][i];  // residual
+    // Forward, keeping what backward needs: h[0] is the first block's input.
+    if (part_.embed) {
+        w.embedInput.assign(in.begin(), in.end());  // its weight's gradient needs it
+        fit(w.embedPre, size_t(B) * D);
+        gemm(false, false, B, D, F, in.data(), P(embedId()).value.data(), w.embedPre.data());
+        addRowVector(w.embedPre, P(embedId() + 1).value);
+        w.h[0] = w.embedPre;
+        relu(w.h[0]);
+    } else {
+        w.h[0].assign(in.begin(), in.end());
     }
+    for (uint32_t j = 0; j < nb; ++j) {
+        const size_t a = blockId(part_.firstBlock + j);
+        fit(w.pre[j], size_t(B) * Hs);
+        gemm(false, false, B, Hs, D, w.h[j].data(), P(a).value.data(), w.pre[j].data());
+        w.act[j] = w.pre[j];
+        relu(w.act[j]);
+        std::vector<float>& out = w.h[j + 1];
+        fit(out, size_t(B) * D);
+        gemm(false, false, B, D, Hs, w.act[j].data(), P(a + 1).value.data(), out.data());
+        allReduceTp(out);  // the row-split matrix's partial sums
+        for (size_t i = 0; i < out.size(); ++i) out[i] += w.h[j][i];  // residual
+    }
+    if (!part_.head) return 0;
     fit(w.logits, size_t(B) * C);
-    gemm(false, false, B, C, D, w.h[s.blocks].data(), P(head).value.data(), w.logits.data());
-    addRowVector(w.logits, P(head + 1).value);
+    gemm(false, false, B, C, D, w.h[nb].data(), P(headId()).value.data(), w.logits.data());
+    addRowVector(w.logits, P(headId() + 1).value);
 
-    // Softmax cross-entropy; dlogits = (p - onehot) / (B x micro-batches).
+    // Softmax cross-entropy; dlogits = (p - onehot) / (B x micro-batches), kept in logits.
     const float perSample = 1.0f / (float(B) * float(micro.count));
     double loss = 0;
     for (int i = 0; i < B; ++i) {
@@ -147,36 +196,61 @@ double Model::step(std::span<const float> x, std::span<const uint32_t> labels, u
         for (int c = 0; c < C; ++c) row[c] = float(std::exp(double(row[c] - mx)) / z) * perSample;
         row[labels[i]] -= perSample;
     }
-    const std::vector<float>& dlogits = w.logits;
+    return loss / B;
+}
 
-    // Backward: each gradient is handed over the moment it is final.
-    gemm(true, false, D, C, B, w.h[s.blocks].data(), dlogits.data(), P(head).grad.data(), acc);
-    gradReady(head);
-    sumRows(dlogits, P(head + 1).grad, acc);
-    gradReady(head + 1);
+void Model::backward(uint32_t slot, std::span<const float> outputGrad, const std::function<void(size_t)>& gradReadyOnLast,
+                     MicroBatch micro) {
+    const ModelShape& s = shape_;
+    Workspace& w = ws_.at(slot);
+    const uint32_t nb = part_.blocks();
+    const int B = int(w.h[0].size() / s.width), F = int(s.features), D = int(s.width), Hs = int(hiddenShard_),
+              C = int(s.classes);
+    const bool acc = micro.index > 0;  // add to the gradients of the step's earlier micro-batches
+    auto gradReady = [&](size_t id) {
+        if (micro.last()) gradReadyOnLast(id);
+    };
+    auto P = [&](size_t i) -> Parameter& { return params_[i]; };
     std::vector<float>& dh = w.dh;
     fit(dh, size_t(B) * D);
-    gemm(false, true, B, D, C, dlogits.data(), P(head).value.data(), dh.data());
-    for (uint32_t k = s.blocks; k-- > 0;) {
-        gemm(true, false, Hs, D, B, w.act[k].data(), dh.data(), P(3 + 2 * k).grad.data(), acc);
-        gradReady(3 + 2 * k);
+    // Backward: each gradient is handed over the moment it is final.
+    if (part_.head) {
+        const std::vector<float>& dlogits = w.logits;
+        gemm(true, false, D, C, B, w.h[nb].data(), dlogits.data(), P(headId()).grad.data(), acc);
+        gradReady(headId());
+        sumRows(dlogits, P(headId() + 1).grad, acc);
+        gradReady(headId() + 1);
+        gemm(false, true, B, D, C, dlogits.data(), P(headId()).value.data(), dh.data());
+    } else {
+        std::copy(outputGrad.begin(), outputGrad.end(), dh.begin());
+    }
+    for (uint32_t j = nb; j-- > 0;) {
+        const size_t a = blockId(part_.firstBlock + j);
+        gemm(true, false, Hs, D, B, w.act[j].data(), dh.data(), P(a + 1).grad.data(), acc);
+        gradReady(a + 1);
         fit(w.dpre, size_t(B) * Hs);
-        gemm(false, true, B, Hs, D, dh.data(), P(3 + 2 * k).value.data(), w.dpre.data());
-        reluBackward(w.dpre, w.pre[k]);
-        gemm(true, false, D, Hs, B, w.h[k].data(), w.dpre.data(), P(2 + 2 * k).grad.data(), acc);
-        gradReady(2 + 2 * k);
+        gemm(false, true, B, Hs, D, dh.data(), P(a + 1).value.data(), w.dpre.data());
+        reluBackward(w.dpre, w.pre[j]);
+        gemm(true, false, D, Hs, B, w.h[j].data(), w.dpre.data(), P(a).grad.data(), acc);
+        gradReady(a);
         fit(w.dIn, size_t(B) * D);
-        gemm(false, true, B, D, Hs, w.dpre.data(), P(2 + 2 * k).value.data(), w.dIn.data());
+        gemm(false, true, B, D, Hs, w.dpre.data(), P(a).value.data(), w.dIn.data());
         allReduceTp(w.dIn);  // the column-split matrix's input gradient
         for (size_t i = 0; i < dh.size(); ++i) dh[i] += w.dIn[i];
     }
+    if (!part_.embed) {
+        w.dInput = dh;  // for the previous stage; kept until the next step's backward of this slot
+        return;
+    }
     reluBackward(dh, w.embedPre);
-    gemm(true, false, F, D, B, x.data(), dh.data(), P(0).grad.data(), acc);
-    gradReady(0);
-    sumRows(dh, P(1).grad, acc);
-    gradReady(1);
-    return loss / B;
+    gemm(true, false, F, D, B, w.embedInput.data(), dh.data(), P(embedId()).grad.data(), acc);
+    gradReady(embedId());
+    sumRows(dh, P(embedId() + 1).grad, acc);
+    gradReady(embedId() + 1);
 }
+
+std::span<const float> Model::output(uint32_t slot) const { return ws_.at(slot).h.back(); }
+std::span<const float> Model::inputGrad(uint32_t slot) const { return ws_.at(slot).dInput; }
 
 void Model::sgd(float lr) {
     for (Parameter& p : params_)

@@ -11,11 +11,15 @@ namespace {
 // `passes`: how many times model.cc's element-wise loops read or write each output
 // element, forward and backward together (bias adds, ReLU and its copy, residual
 // adds, the softmax, bias gradients).
-std::string layer(const std::string& name, uint64_t in, uint64_t out, bool bias, const char* tp, uint64_t passes) {
+// `cut`: whether a pipeline stage may begin here (not between a block's matrices:
+// the residual would have to cross too).
+std::string layer(const std::string& name, uint64_t in, uint64_t out, bool bias, const char* tp, uint64_t passes,
+                  bool cut = true) {
     const uint64_t params = in * out + (bias ? out : 0);
     return "    {\"name\": \"" + name + "\", \"params\": " + std::to_string(params) + ", \"forward_flops\": " +
            std::to_string(2 * in * out) + ", \"activation_bytes\": " + std::to_string(4 * out) +
-           ", \"elementwise_bytes\": " + std::to_string(4 * out * passes) + ", \"tp\": \"" + tp + "\"}";
+           ", \"elementwise_bytes\": " + std::to_string(4 * out * passes) + ", \"tp\": \"" + tp + "\"" +
+           (cut ? "" : ", \"cut_before\": false") + "}";
 }
 }  // namespace
 
@@ -25,7 +29,7 @@ std::string describeModel(const ModelShape& s) {
     for (uint32_t k = 0; k < s.blocks; ++k) {
         // a: copy 2, ReLU 2; backward ReLU 3. b: residual add 3; backward gradient add 3.
         layers += ",\n" + layer("block" + std::to_string(k) + ".a", s.width, s.hidden, false, "column", 7);
-        layers += ",\n" + layer("block" + std::to_string(k) + ".b", s.hidden, s.width, false, "row", 6);
+        layers += ",\n" + layer("block" + std::to_string(k) + ".b", s.hidden, s.width, false, "row", 6, false);
     }
     // head: bias add 2, softmax about 6; backward bias gradient 1.
     layers += ",\n" + layer("head", s.width, s.classes, true, "replicated", 9);

@@ -17,6 +17,7 @@ check() {
     first=$(sed -n 's/.* first_loss=\([^ ]*\).*/\1/p' <<<"$out")
     final=$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")
     if [ -z "$first" ] || ! grep -q "params_identical=yes" <<<"$out"; then fail "$name: no summary"; echo "$out"; return; fi
+    if grep -qi nan <<<"$first $final"; then fail "$name: loss $first -> $final is not a number"; return; fi
     awk -v a="$first" -v b="$final" 'BEGIN { exit !(b < 0.7 * a) }' || fail "$name: loss $first -> $final did not fall"
     echo "ok: $name: loss $first -> $final"
 }
@@ -48,6 +49,21 @@ check "4 micro-batches" "$four"
 [ -n "$one" ] && [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$four")" = "$one" ] \
     || fail "4 micro-batches end at another loss than one batch ($one): $four"
 
+# Pipeline stages (GPipe over micro-batches, with and without tensor parallelism, an
+# uneven cut): the same training as one stage, to the printed digits.
+for args in "--pp 2 --micro-batches 4" "--pp 2 --tp 2 --micro-batches 2"; do
+    out=$("$bin" --ranks 4 --steps 20 --quiet $args 2>&1)
+    grep -q "pp=2" <<<"$out" || fail "$args: not in the summary: $out"
+    check "$args" "$out"
+    [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")" = "$one" ] || fail "$args ends at another loss than one stage ($one): $out"
+done
+deep=(--ranks 3 --blocks 4 --batch 255 --lr 0.01 --steps 20 --quiet)
+flat=$("$bin" "${deep[@]}" 2>&1 | sed -n 's/.* final_loss=\([^ ]*\).*/\1/p')
+out=$("$bin" "${deep[@]}" --pp 3 --micro-batches 5 2>&1)
+check "pp 3 over 4 blocks, 5 micro-batches" "$out"
+[ -n "$flat" ] && [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")" = "$flat" ] \
+    || fail "pp 3 ends at another loss than one stage ($flat): $out"
+
 # Four processes under launcher variables (Communicator::fromEnvironment).
 port=$((20000 + RANDOM % 12000))
 dir=$(mktemp -d /tmp/hostccl-train-mlp.XXXXXX)
@@ -70,6 +86,8 @@ out=$(env -u RANK -u WORLD_SIZE -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u SLURM_NTA
 [ $rc -eq 2 ] && grep -q "no launcher environment" <<<"$out" || fail "no launcher: status $rc: $out"
 out=$("$bin" --ranks 4 --batch 256 --micro-batches 3 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "micro-batches must divide the replica's batch of 64" <<<"$out" || fail "3 micro-batches: status $rc: $out"
+out=$("$bin" --ranks 4 --pp 4 2>&1); rc=$?
+[ $rc -eq 2 ] && grep -q "more stages than 2 blocks and the head" <<<"$out" || fail "pp 4 of 2 blocks: status $rc: $out"
 echo "ok: bad flags rejected"
 
 [ $failures -eq 0 ] && echo "train_mlp: all cases passed" || { echo "train_mlp: $failures failures"; exit 1; }

@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 
+#include "planner/codec_rates.h"
 #include "planner/gradient_sync.h"
 #include "planner/plan_file.h"
 #include "planner/plan_reader.h"
@@ -101,12 +102,18 @@ TEST(PlannerModel, NamesTheBadField) {
 TEST(PlannerStages, MatchesBruteForce) {
     EXPECT_EQ(balancedStages({1, 1, 1, 1, 4}, 2), (std::vector<uint32_t>{0, 4}));
     EXPECT_EQ(balancedStages({3, 3, 3}, 3), (std::vector<uint32_t>{0, 1, 2}));
+    // No stage may begin at layer 4: the best cut left is worse.
+    EXPECT_EQ(balancedStages({1, 1, 1, 1, 4}, 2, {true, true, true, true, false}), (std::vector<uint32_t>{0, 3}));
+    EXPECT_TRUE(balancedStages({1, 1, 1}, 3, {true, false, true}).empty());  // only 2 stages possible
     std::mt19937 rng(7);
-    for (int trial = 0; trial < 200; ++trial) {
+    for (int trial = 0; trial < 300; ++trial) {
         const size_t n = 1 + rng() % 7;
         const uint32_t k = 1 + rng() % n;
         std::vector<double> cost(n);
         for (double& c : cost) c = 1 + rng() % 9;
+        std::vector<bool> cut(n, true);
+        if (trial % 2 == 1)
+            for (size_t i = 1; i < n; ++i) cut[i] = rng() % 3 != 0;
         auto worst = [&](const std::vector<uint32_t>& starts) {
             double m = 0;
             for (size_t s = 0; s < starts.size(); ++s) {
@@ -120,20 +127,26 @@ TEST(PlannerStages, MatchesBruteForce) {
         // Every way to cut n layers into k non-empty runs.
         double best = std::numeric_limits<double>::infinity();
         std::vector<uint32_t> starts{0};
-        std::function<void(uint32_t)> cut = [&](uint32_t from) {
+        std::function<void(uint32_t)> cutAll = [&](uint32_t from) {
             if (starts.size() == k) {
                 best = std::min(best, worst(starts));
                 return;
             }
             for (uint32_t next = from + 1; next + (k - starts.size()) <= n; ++next) {
+                if (!cut[next]) continue;
                 starts.push_back(next);
-                cut(next);
+                cutAll(next);
                 starts.pop_back();
             }
         };
-        cut(0);
-        const std::vector<uint32_t> got = balancedStages(cost, k);
+        cutAll(0);
+        const std::vector<uint32_t> got = balancedStages(cost, k, cut);
+        if (best == std::numeric_limits<double>::infinity()) {  // no way to cut that many stages
+            EXPECT_TRUE(got.empty());
+            continue;
+        }
         ASSERT_EQ(got.size(), k);
+        for (uint32_t s : got) EXPECT_TRUE(s == 0 || cut[s]);
         EXPECT_EQ(got[0], 0u);
         EXPECT_TRUE(std::is_sorted(got.begin(), got.end()));
         EXPECT_DOUBLE_EQ(worst(got), best) << "n " << n << " k " << k;
@@ -153,7 +166,7 @@ TEST(PlannerPlan, RefusesWhatCannotRun) {
     EXPECT_EQ(why, "tp 8 does not divide the 4 ranks per host (tensor parallelism stays inside hosts)");
     p.tp = 1, p.pp = 8;
     EXPECT_FALSE(checkPlan(w, c, p, &why));
-    EXPECT_EQ(why, "pp 8 is more stages than the model's 6 layers");
+    EXPECT_EQ(why, "pp 8 is more stages than the model's 6 layers can be cut into");
     p.dp = 8, p.pp = 1, w.globalBatch = 60;
     EXPECT_FALSE(checkPlan(w, c, p, &why));
     EXPECT_EQ(why, "the global batch 60 does not divide over dp 8");
@@ -313,4 +326,31 @@ TEST(PlannerPlanFile, RoundTripsThePlans) {
     EXPECT_NE(why.find("no plan " + std::to_string(r.plans.size() + 1)), std::string::npos) << why;
     EXPECT_NE(rankedTable(report, 3).find("dp"), std::string::npos);
     std::remove(path.c_str());
+}
+
+// The compressors' own work, timed on the bucketer's code: every rate measured and
+// plausible for one core (above 0, below a microsecond an entry), and a plan that
+// compresses with sign pays encode + n x decode for its gradient's entries instead
+// of the estimate from the reduce rate.
+TEST(PlannerCodecs, MeasuredAndCharged) {
+    const CodecRates r = measureCodecs();
+    ASSERT_TRUE(r.measured);
+    for (double v : {r.signEncode, r.signDecodePerRank, r.topkEncode, r.topkDecodePass + r.topkDecodePair}) {
+        EXPECT_GT(v, 0.0);
+        EXPECT_LT(v, 1e-6);
+    }
+    const Workload w{toyModel(), 64, 0};
+    Cluster c = toyCluster(1, 8);
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.dp = 8;
+    p.compression = "sign";
+    p.overlap = false;
+    const double before = predictStep(w, c, comm, p).dpCommSeconds;
+    c.codecs = r;
+    const double after = predictStep(w, c, comm, p).dpCommSeconds;
+    const double entries = double(w.model.parameterCount());
+    // Before: no passes (element-wise work free here), decoding at the reduce rate.
+    const double estimated = 8 * 4 * entries * c.platform.gamma;
+    EXPECT_NEAR(after - before, (r.signEncode + 8 * r.signDecodePerRank) * entries - estimated, 1e-9 + 1e-6 * after);
 }

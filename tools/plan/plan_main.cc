@@ -153,6 +153,11 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
                 c.elementwise.summary("element-wise on one core", "GB/s", "MB").c_str());
     std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s\n", c.computeSlowdown,
                 c.computeSlowdown == 1 ? " (not measured)" : "");
+    if (c.codecs.measured)
+        std::printf("# compressors on one core: sign %.2f ns an entry + %.2f per rank; top-k %.2f ns an entry + %.2f "
+                    "per received pair\n",
+                    c.codecs.signEncode * 1e9, c.codecs.signDecodePerRank * 1e9, (c.codecs.topkEncode + c.codecs.topkDecodePass) * 1e9,
+                    c.codecs.topkDecodePair * 1e9);
     if (c.crowded())
         std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases\n",
                     c.platform.ranksPerHost, c.platform.cores() * c.platform.coreSpeed, c.syncExtraSeconds * 1e6);
@@ -208,6 +213,7 @@ int main(int argc, char** argv) {
     if (!printer) return 0;  // under a launcher, rank 0 plans
     c.gemm = o.gflops > 0 ? GemmTimer::flat(o.gflops * 1e9) : GemmTimer::measured();
     c.elementwise = o.elementwiseGBps > 0 ? ComputeRate(o.elementwiseGBps * 1e9) : measureElementwiseRate();
+    if (o.elementwiseGBps <= 0) c.codecs = measureCodecs();  // flat rates given: a deterministic model
     if (!measureSharing(o, &c, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 1;
     return searchAndReport(o, w, c);
 }
