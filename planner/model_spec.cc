@@ -69,6 +69,9 @@ bool parseLayer(Reader& r, const json& l, size_t i, LayerSpec* out) {
     double elementwise = 0;
     if (!r.number(l, at, "elementwise_bytes", false, 0, true, &elementwise)) return false;
     layer.elementwiseBytes = static_cast<uint64_t>(elementwise);
+    if (!r.number(l, at, "forward_seconds", false, 0, false, &layer.forwardSeconds) ||
+        !r.number(l, at, "backward_seconds", false, 0, false, &layer.backwardSeconds))
+        return false;
     if (auto cut = l.find("cut_before"); cut != l.end()) {
         if (!cut->is_boolean()) return r.fail(at + ".cut_before: must be true or false");
         layer.cutBefore = cut->get<bool>();
@@ -156,6 +159,8 @@ std::string modelJson(const ModelSpec& m) {
                           {"forward_flops", l.forwardFlops},
                           {"activation_bytes", l.activationBytes},
                           {"elementwise_bytes", l.elementwiseBytes},
+                          {"forward_seconds", l.forwardSeconds},
+                          {"backward_seconds", l.backwardSeconds},
                           {"tp", tpSplitName(l.tp)},
                           {"cut_before", l.cutBefore}});
     json doc = {{"name", m.name},

@@ -26,6 +26,10 @@ struct LayerSpec {
     // reads and writes per sample, forward and backward together; a column layer's
     // share is cut by tp with its output.
     uint64_t elementwiseBytes = 0;
+    // Measured seconds per sample on one idle core, the whole layer (0: not measured;
+    // then its GEMMs and element-wise work are timed by the planner). A framework's
+    // own costs (autograd, dispatch) are in them.
+    double forwardSeconds = 0, backwardSeconds = 0;
     TpSplit tp = TpSplit::Replicated;
     // Whether a pipeline stage may begin at this layer (false inside a residual
     // block, whose skip connection would have to cross the stage boundary too).

@@ -37,9 +37,12 @@ std::vector<uint32_t> divisors(uint32_t n) {
 std::vector<Plan> candidates(const Workload& w, const Cluster& c, const SearchSpace& s) {
     std::vector<Plan> plans;
     const uint32_t n = c.ranks();
+    auto allowed = [](const std::vector<uint32_t>& only, uint32_t v) {
+        return only.empty() || std::find(only.begin(), only.end(), v) != only.end();
+    };
     for (uint32_t tp : divisors(c.platform.ranksPerHost))
         for (uint32_t pp : divisors(n / std::min(tp, n))) {
-            if (n % (tp * pp) != 0) continue;
+            if (n % (tp * pp) != 0 || !allowed(s.tp, tp) || !allowed(s.pp, pp)) continue;
             Plan base;
             base.tp = tp, base.pp = pp, base.dp = n / (tp * pp);
             std::string unused;

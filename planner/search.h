@@ -18,6 +18,9 @@ struct SearchSpace {
     std::vector<std::string> compressions{"none", "fp16", "bf16", "topk:0.01", "sign"};
     uint32_t maxMicroBatches = 64;  // powers of two up to this that divide a replica's batch
     std::vector<bool> overlap{true, false};
+    // Degrees to consider (empty: every one that fits), e.g. {1} for a program that
+    // runs data parallelism only.
+    std::vector<uint32_t> tp, pp;
 };
 
 struct RankedPlan {

@@ -76,9 +76,16 @@ std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEsti
         const double cut = L[i].tp == TpSplit::Column ? p.tp : 1;
         const double ew = c.elementwiseSeconds(double(L[i].elementwiseBytes) * mb / cut,
                                                3.0 * double(L[i].activationBytes) * mb / cut);  // a pass: in, out, written
-        t[i].fwd = c.computeSeconds(c.gemm.seconds(g.forward)) + ew / 2;
-        // The weight's gradient, and the input's (the first layer's input needs none).
-        t[i].bwd = c.computeSeconds(c.gemm.seconds(g.weightGrad) + (i > 0 ? c.gemm.seconds(g.inputGrad) : 0)) + ew / 2;
+        if (L[i].forwardSeconds > 0 || L[i].backwardSeconds > 0) {
+            // Measured per sample on one core: scaled by the micro-batch and the split.
+            const double shard = L[i].split() ? p.tp : 1;
+            t[i].fwd = c.computeSeconds(L[i].forwardSeconds * double(mb) / shard);
+            t[i].bwd = c.computeSeconds(L[i].backwardSeconds * double(mb) / shard);
+        } else {
+            t[i].fwd = c.computeSeconds(c.gemm.seconds(g.forward)) + ew / 2;
+            // The weight's gradient, and the input's (the first layer's input needs none).
+            t[i].bwd = c.computeSeconds(c.gemm.seconds(g.weightGrad) + (i > 0 ? c.gemm.seconds(g.inputGrad) : 0)) + ew / 2;
+        }
         if (p.tp == 1) continue;
         if (L[i].tp == TpSplit::Row) {
             t[i].tpBytes = L[i].activationBytes * mb;

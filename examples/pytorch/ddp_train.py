@@ -17,9 +17,16 @@ MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 (docs/perfor
 
 Hooks: none, fp16, bf16, powersgd (torch's), topk[:ratio] and sign (hostccl's
 compressors with error feedback, hostccl.torch.hooks; hostccl only).
+
+With hostccl's planner (docs/planner.md): --describe-model FILE writes the CNN as
+hostccl-plan reads it (hostccl.planner.describe_module, one forward pass with hooks);
+--plan FILE[:N] trains with plan N of hostccl-plan's plan file (the first by default):
+its per-rank batch, micro-batches (gradients accumulated under no_sync), bucket size,
+compressor and overlap. DDP is data parallelism only: plan with --tp 1 --pp 1.
 """
 
 import argparse
+import json
 import os
 import statistics
 import time
@@ -32,6 +39,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powersgd
 from torch.nn.parallel import DistributedDataParallel as DDP
 
+import hostccl.planner
 import hostccl.torch  # noqa: F401  (registers the backend; launcher variables for env://)
 from hostccl.torch import hooks
 
@@ -91,11 +99,86 @@ def local_world(world):
     return world
 
 
+def read_plan(spec):
+    """Plan N (1-based) of a plan file "FILE[:N]", checked for what DDP can run."""
+    path, _, index = spec.partition(":")
+    index = int(index) if index else 1
+    with open(path) as f:
+        plans = json.load(f)
+    if not 1 <= index <= len(plans["plans"]):
+        raise SystemExit("--plan %s: no plan %d (the file has %d)" % (spec, index, len(plans["plans"])))
+    plan = plans["plans"][index - 1]
+    if plan["tp"] != 1 or plan["pp"] != 1:
+        raise SystemExit("--plan %s: plan %d splits tensors or stages (tp %d, pp %d); DDP runs data parallelism only "
+                         "(plan with hostccl-plan --tp 1 --pp 1)" % (spec, index, plan["tp"], plan["pp"]))
+    if not plan["overlap"] and plan["compression"] != "none":
+        raise SystemExit("--plan %s: plan %d compresses with overlap off; this example compresses through DDP's comm "
+                         "hooks, which overlap" % (spec, index))
+    plan["global_batch"] = plans["global_batch"]
+    return plan
+
+
+def apply_plan(args, world):
+    plan = read_plan(args.plan)
+    if plan["dp"] != world:
+        raise SystemExit("--plan: the plan is for %d data-parallel ranks, this run has %d" % (plan["dp"], world))
+    args.batch = plan["global_batch"] // world
+    args.micro_batches = plan["micro_batches"]
+    args.bucket_mb = plan["bucket_bytes"] / float(1 << 20)
+    args.hook = plan["compression"]
+    args.overlap = plan["overlap"]
+
+
+def average_gradients(model, world, bucket_mb):
+    """Without overlap: every gradient averaged after backward, in flat fp32 buckets."""
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    limit = max(1, int(bucket_mb * (1 << 20) / 4))
+    bucket = []
+    for g in grads + [None]:
+        if g is not None and (not bucket or sum(t.numel() for t in bucket) + g.numel() <= limit):
+            bucket.append(g)
+            continue
+        if bucket:
+            flat = torch.cat([t.reshape(-1) for t in bucket])
+            dist.all_reduce(flat)
+            flat /= world
+            at = 0
+            for t in bucket:
+                t.copy_(flat[at:at + t.numel()].view_as(t))
+                at += t.numel()
+        bucket = [g] if g is not None else []
+
+
+def step_once(ddp, model, x, y, world, args):
+    """Forward and backward over the micro-batches (all but the last under no_sync),
+    gradients averaged by DDP as backward runs, or after it without overlap."""
+    micro = args.micro_batches
+    xs, ys = x.chunk(micro), y.chunk(micro)
+    loss = 0.0
+    for i in range(micro):
+        quiet = args.no_sync or not args.overlap or i + 1 < micro
+        if quiet:
+            with ddp.no_sync():
+                part = nn.functional.cross_entropy(ddp(xs[i]), ys[i]) / micro
+                part.backward()
+        else:
+            part = nn.functional.cross_entropy(ddp(xs[i]), ys[i]) / micro
+            part.backward()
+        loss += part.item()
+    if not args.overlap and not args.no_sync:
+        average_gradients(model, world, args.bucket_mb)
+    return loss
+
+
 def train(rank, world, args):
     # One core's worth of intra-op threads per process: more only oversubscribe.
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world(world)))
     if args.shareable_memory:  # before the model and DDP: its gradient buckets become shareable
         hostccl.torch.use_shareable_memory()
+    if args.plan:
+        apply_plan(args, world)
+    if args.batch % args.micro_batches != 0:
+        raise SystemExit("--micro-batches %d must divide the batch of %d" % (args.micro_batches, args.batch))
     torch.manual_seed(0)
     model = SmallCNN(args.width)
     ddp = DDP(model, bucket_cap_mb=args.bucket_mb)
@@ -107,17 +190,12 @@ def train(rank, world, args):
         x, y = data[step % len(data)]
         start = time.perf_counter()
         opt.zero_grad()
-        if args.no_sync:  # compute alone: what the step would cost without communication
-            with ddp.no_sync():
-                loss = nn.functional.cross_entropy(ddp(x), y)
-                loss.backward()
-        else:
-            loss = nn.functional.cross_entropy(ddp(x), y)
-            loss.backward()
+        # --no-sync: compute alone, what the step would cost without communication.
+        loss = step_once(ddp, model, x, y, world, args)
         opt.step()
         times.append(time.perf_counter() - start)
         if rank == 0 and (step % args.print_every == 0 or step == args.steps - 1):
-            print("step %4d  loss %.4f  step %.1f ms" % (step, loss.item(), times[-1] * 1e3), flush=True)
+            print("step %4d  loss %.4f  step %.1f ms" % (step, loss, times[-1] * 1e3), flush=True)
     # Every rank must hold the same model: a broken reduction would show here.
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     check = flat.clone()
@@ -129,8 +207,10 @@ def train(rank, world, args):
         wire = ""
         if state is not None:
             wire = ", sent %.1f %% of fp32's bytes" % (100.0 * state.wire_bytes / max(1, state.fp32_wire_bytes))
-        print("%s, %d ranks, hook %s: %d parameters, final loss %.4f, median step %.2f ms (mean %.2f ms)%s" %
-              (args.backend, world, args.hook, params, loss.item(), statistics.median(steady) * 1e3,
+        print("%s, %d ranks, hook %s, batch %d in %d micro-batches, buckets %.3g MiB, overlap %s: %d parameters, "
+              "final loss %.4f, median step %.2f ms (mean %.2f ms)%s" %
+              (args.backend, world, args.hook, args.batch, args.micro_batches, args.bucket_mb,
+               "on" if args.overlap else "off", params, loss, statistics.median(steady) * 1e3,
                statistics.mean(steady) * 1e3, wire), flush=True)
     if not same:
         raise SystemExit("rank %d: the model differs from rank 0's" % rank)
@@ -168,7 +248,19 @@ def main():
                         help="hostccl.torch.use_shareable_memory(): gradient buckets peer processes read in place")
     parser.add_argument("--no-sync", action="store_true",
                         help="no gradient communication (under ddp.no_sync): the compute-only step time")
+    parser.add_argument("--micro-batches", type=int, default=1, help="per step, gradients accumulated under no_sync")
+    parser.add_argument("--no-overlap", dest="overlap", action="store_false",
+                        help="average gradients after backward (flat fp32 buckets) instead of DDP's overlap")
+    parser.add_argument("--describe-model", metavar="FILE",
+                        help="write the CNN as hostccl-plan reads it (one forward pass of --batch) and exit")
+    parser.add_argument("--plan", metavar="FILE[:N]",
+                        help="train with plan N of hostccl-plan's plan file: batch, micro-batches, buckets, hook, overlap")
     args = parser.parse_args()
+    if args.describe_model:
+        spec = hostccl.planner.describe_module(SmallCNN(args.width), torch.randn(args.batch, 1, 28, 28),
+                                               name="ddp_train SmallCNN", optimizer_state_per_param=1)
+        hostccl.planner.write_model(args.describe_model, spec)
+        return
     if args.spawn > 0:
         mp.spawn(spawned, args=(args.spawn, args), nprocs=args.spawn, join=True)
         return

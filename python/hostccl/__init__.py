@@ -9,5 +9,6 @@ written for HCCL run with only their device lines changed. See docs/pytorch.md.
 """
 
 from . import torch  # noqa: F401  (registers the backend)
+from . import planner  # noqa: F401  (hostccl-plan from Python)
 
-__all__ = ["torch"]
+__all__ = ["torch", "planner"]

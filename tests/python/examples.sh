@@ -50,6 +50,30 @@ slurm() {  # two processes with the variables srun gives its tasks
 }
 check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
 
+# hostccl's planner: the CNN described (hostccl.planner.describe_module), planned for two
+# data-parallel ranks from Python, trained with the first plan (its batch, micro-batches,
+# buckets and hook), which the summary line must show.
+plandir=$(mktemp -d /tmp/hostccl-ddp-plan.XXXXXX)
+if "$python" "$script" --describe-model "$plandir/cnn.json" --width 8 && "$python" - "$plandir" <<'PY'
+import json, sys
+import hostccl.planner as planner
+r = planner.plan(sys.argv[1] + "/cnn.json", global_batch=32,
+                 extra_args=["--ranks-per-host", "2", "--tp", "1", "--pp", "1", "--compression", "none,fp16", "--gflops", "20"])
+json.dump(r, open(sys.argv[1] + "/plan.json", "w"))
+p = r["plans"][0]
+print("batch %d in %d micro-batches, buckets %.3g MiB" % (32 // p["dp"], p["micro_batches"], p["bucket_bytes"] / 2**20),
+      file=open(sys.argv[1] + "/want", "w"))
+PY
+then
+    check "planned (--plan)" timeout 300 "$python" "$script" --spawn 2 --port "$(port)" --plan "$plandir/plan.json" "${args[@]}"
+    want=$(cat "$plandir/want")
+    out=$(timeout 300 "$python" "$script" --spawn 2 --port "$(port)" --plan "$plandir/plan.json" "${args[@]}" 2>&1)
+    grep -qF "$want" <<<"$out" || { echo "planned run does not show '$want':"; echo "$out"; status=1; }
+else
+    echo "planning the CNN: FAILED"; status=1
+fi
+rm -rf "$plandir"
+
 # bench/pytorch/allreduce_bench.py, briefly, on both backends (it checks its sums itself).
 bench=$(cd "$(dirname "$script")/../.." && pwd)/bench/pytorch/allreduce_bench.py
 for backend in hostccl gloo; do

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <sstream>
 
 #include "core/bootstrap/rank_table.h"
@@ -30,7 +31,7 @@ struct Options : sim::PlatformOptions {
     std::string modelPath, rankTablePath, outPath, htmlPath;
     uint64_t globalBatch = 0;
     std::string memoryText, bucketsText = "1M,4M,25M,100M", compressionText = "none,fp16,bf16,topk:0.01,sign";
-    std::string overlapText = "both";
+    std::string overlapText = "both", tpText, ppText;
     uint32_t maxMicroBatches = 64;
     double gflops = 0;  // 0: measure
     double elementwiseGBps = 0;  // 0: measure
@@ -71,6 +72,13 @@ bool buildSearchSpace(const Options& o, SearchSpace* s, std::string* why) {
     else if (o.overlapText == "off") s->overlap = {false};
     else return *why = fmt::format("--overlap: '{}' is not both, on or off", o.overlapText), false;
     s->maxMicroBatches = o.maxMicroBatches;
+    for (auto [text, into, flag] : {std::tuple{&o.tpText, &s->tp, "--tp"}, std::tuple{&o.ppText, &s->pp, "--pp"}})
+        for (const std::string& d : sim::splitList(*text)) {
+            uint64_t v = 0;
+            if (!sim::parseBytes(d, &v) || v == 0 || v > (1u << 24))
+                return *why = fmt::format("{}: '{}' is not a degree from 1", flag, d), false;
+            into->push_back(static_cast<uint32_t>(v));
+        }
     if (!checkSearchSpace(*s, why)) return *why = "--compression / --buckets: " + *why, false;
     return true;
 }
@@ -195,6 +203,8 @@ int main(int argc, char** argv) {
     app.add_option("--buckets", o.bucketsText, "gradient bucket sizes to try");
     app.add_option("--compression", o.compressionText, "compressors to try: none, fp16, bf16, topk[:ratio], sign");
     app.add_option("--overlap", o.overlapText, "both, on or off");
+    app.add_option("--tp", o.tpText, "tensor-parallel degrees to consider, e.g. 1 (default: all that fit)");
+    app.add_option("--pp", o.ppText, "pipeline degrees to consider, e.g. 1,2 (default: all that fit)");
     app.add_option("--max-micro-batches", o.maxMicroBatches, "largest micro-batch count to try (powers of two)");
     app.add_option("--top", o.top, "plans to print");
     app.add_option("-o,--out", o.outPath, "write every fitting plan, ranked, as JSON");

@@ -1,0 +1,58 @@
+"""hostccl.planner: a module described exactly (parameters, FLOPs, activation and
+element-wise bytes per sample, measured times), hostccl-plan run on it from Python,
+and a bad model refused with the field named."""
+
+import json
+import os
+import tempfile
+
+import pytest
+import torch
+import torch.nn as nn
+
+import hostccl.planner as planner
+
+
+def small():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4))
+
+
+def test_describe_module_counts_each_layer_exactly():
+    spec = planner.describe_module(small(), torch.randn(5, 8), name="small")
+    assert spec["name"] == "small" and spec["dtype_bytes"] == 4
+    layers = spec["layers"]
+    assert [l["name"] for l in layers] == ["0", "1", "2"]
+    assert [l["params"] for l in layers] == [8 * 16 + 16, 0, 16 * 4 + 4]
+    assert [l["forward_flops"] for l in layers] == [2 * 8 * 16, 0, 2 * 16 * 4]
+    assert [l["activation_bytes"] for l in layers] == [16 * 4, 16 * 4, 4 * 4]
+    assert layers[1]["elementwise_bytes"] == 2 * 16 * 4  # ReLU reads and writes its 16 floats
+    assert all(l["forward_seconds"] > 0 and l["backward_seconds"] >= 0 for l in layers)
+
+
+def test_convolution_flops_per_output_position():
+    conv = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.Flatten(), nn.Linear(6 * 4 * 4, 2))
+    spec = planner.describe_module(conv, torch.randn(2, 3, 4, 4), timed=False)
+    assert spec["layers"][0]["forward_flops"] == 2 * 3 * 9 * 6 * 16
+    assert "forward_seconds" not in spec["layers"][0]
+
+
+def test_plan_from_python_ranks_the_plans():
+    result = planner.plan(planner.describe_module(small(), torch.randn(4, 8)), global_batch=16,
+                          extra_args=["--hosts", "1", "--ranks-per-host", "2", "--gflops", "10", "--tp", "1"])
+    plans = result["plans"]
+    assert plans and all(p["dp"] * p["tp"] * p["pp"] == 2 and p["tp"] == 1 for p in plans)
+    steps = [p["predicted"]["step_ms"] for p in plans]
+    assert steps == sorted(steps)
+
+
+def test_a_bad_model_is_refused_with_the_field_named():
+    spec = planner.describe_module(small(), torch.randn(4, 8), timed=False)
+    del spec["layers"][2]["activation_bytes"]
+    with pytest.raises(RuntimeError, match=r"layers\[2\]\.activation_bytes: missing"):
+        planner.plan(spec, global_batch=16, extra_args=["--ranks-per-host", "2", "--gflops", "10"])
+
+
+def test_a_module_without_known_flops_is_refused():
+    with pytest.raises(ValueError, match="no layer"):
+        planner.describe_module(nn.Sequential(nn.ReLU()), torch.randn(2, 3))
