@@ -89,6 +89,17 @@ grep -qE '^# ranks sharing a host compute [0-9.]+x slower than alone \(beyond sh
 grep -qE '^# crowded hosts \(3 ranks on 2 cores\): each collective costs [0-9.]+ us more' "$dir/crowd.txt" \
     || { cat "$dir/crowd.txt"; fail "the crowded host's sync cost is not reported"; }
 
+# Weak scaling to 4 and 16 hosts of 4: every strategy's best plan per rank count, its
+# efficiency against one rank (above 0, at most 1 give or take rounding), and where each
+# strategy stops scaling.
+"$plan" --model "$dir/mlp.json" --global-batch 64 --ranks-per-host 4 --gflops 50 --elementwise-GBps 40 \
+    --net-GBps 1.25 --nic-GBps 1.25 --compression none --buckets 25M --scale-ranks 16,64 > "$dir/scale.txt" \
+    || { cat "$dir/scale.txt"; fail "--scale-ranks failed"; }
+[ "$(grep -cE '^ +(16|64)  dp' "$dir/scale.txt")" -eq 8 ] || { cat "$dir/scale.txt"; fail "not 4 strategies at each of 2 rank counts"; }
+awk '/^ +(16|64)  dp/ && NF >= 4 { e = $NF; if (!(e > 0 && e <= 1.001)) bad = bad "\n" $0 } END { if (bad != "") { print "efficiency out of range:" bad; exit 1 } }' \
+    "$dir/scale.txt" || fail "scaling efficiency out of range"
+[ "$(grep -c '^# dp.*\(stops scaling at\|efficiency 0.5 or more\)' "$dir/scale.txt")" -eq 4 ] || { cat "$dir/scale.txt"; fail "no verdict per strategy"; }
+
 # Bad input: exit 2, the field named, no plan file.
 bad() {  # expected-text args...
     local want=$1; shift
@@ -115,6 +126,8 @@ bad "--global-batch must be at least 1" --model "$dir/mlp.json" --global-batch 0
 bad "compression 'zip'" --model "$dir/mlp.json" "${ok[@]}" --compression none,zip
 bad "--buckets: '0' is not a size above 0" --model "$dir/mlp.json" "${ok[@]}" --buckets 0
 bad "--overlap: 'sometimes'" --model "$dir/mlp.json" "${ok[@]}" --overlap sometimes
+bad "--scale-ranks: '7' is not a rank count that is a multiple of 2" --model "$dir/mlp.json" "${ok[@]}" --scale-ranks 8,7
+bad "--tp: '0' is not a degree from 1" --model "$dir/mlp.json" "${ok[@]}" --tp 0
 # A cluster whose hosts have no link between them.
 echo '{"hosts": 2, "ranks_per_host": 2, "shm": {"alpha_us": 1, "bandwidth_GBps": 4}, "reduce_GBps": 4, "copy_GBps": 4}' \
     > "$dir/nolinks.json"

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "planner/crowding_probe.h"
 #include "planner/plan_file.h"
 #include "planner/plan_report.h"
+#include "planner/scale_out.h"
 #include "tools/sim/cli_options.h"
 #include "tools/sim/platform_options.h"
 
@@ -31,7 +33,7 @@ struct Options : sim::PlatformOptions {
     std::string modelPath, rankTablePath, outPath, htmlPath;
     uint64_t globalBatch = 0;
     std::string memoryText, bucketsText = "1M,4M,25M,100M", compressionText = "none,fp16,bf16,topk:0.01,sign";
-    std::string overlapText = "both", tpText, ppText;
+    std::string overlapText = "both", tpText, ppText, scaleText;
     uint32_t maxMicroBatches = 64;
     double gflops = 0;  // 0: measure
     double elementwiseGBps = 0;  // 0: measure
@@ -129,10 +131,36 @@ bool measureSharing(const Options& o, Cluster* c, std::string* why) {
     return true;
 }
 
+// --scale-ranks: the same hosts, more of them, the per-rank batch held.
+int scaleAndReport(const Options& o, const Workload& w, const Cluster& c, const SearchSpace& space) {
+    std::vector<uint32_t> counts;
+    for (const std::string& t : sim::splitList(o.scaleText)) {
+        uint64_t n = 0;
+        if (!sim::parseBytes(t, &n) || n == 0 || n > (1u << 20) || n % c.platform.ranksPerHost != 0)
+            return std::fprintf(stderr, "hostccl-plan: --scale-ranks: '%s' is not a rank count that is a multiple of %u ranks per host\n",
+                                t.c_str(), c.platform.ranksPerHost),
+                   2;
+        counts.push_back(static_cast<uint32_t>(n));
+    }
+    if (w.globalBatch % c.ranks() != 0)
+        return std::fprintf(stderr, "hostccl-plan: --scale-ranks: the global batch %llu does not divide over the cluster's %u ranks\n",
+                            static_cast<unsigned long long>(w.globalBatch), c.ranks()),
+               2;
+    std::sort(counts.begin(), counts.end());
+    const ScaleResult r = predictScaling(w.model, w.globalBatch / c.ranks(), w.memoryLimit, c, counts, space);
+    std::printf("# model %s, %llu samples per rank and step; hosts of %u ranks: %s\n", w.model.name.c_str(),
+                static_cast<unsigned long long>(w.globalBatch / c.ranks()), c.platform.ranksPerHost, c.platform.summary().c_str());
+    std::fputs(scaleTable(r).c_str(), stdout);
+    std::puts("# measured: compute rates on this machine; modelled: everything at scale (the simulator runs hostccl's "
+              "algorithms on the described network)");
+    return 0;
+}
+
 int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
     SearchSpace space;
     std::string why;
     if (!buildSearchSpace(o, &space, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 2;
+    if (!o.scaleText.empty()) return scaleAndReport(o, w, c, space);
     CommEstimator comm(c.platform);
     const SearchResult result = searchPlans(w, c, comm, space);
     if (result.plans.empty()) {
@@ -208,6 +236,9 @@ int main(int argc, char** argv) {
     app.add_option("--max-micro-batches", o.maxMicroBatches, "largest micro-batch count to try (powers of two)");
     app.add_option("--top", o.top, "plans to print");
     app.add_option("-o,--out", o.outPath, "write every fitting plan, ranked, as JSON");
+    app.add_option("--scale-ranks", o.scaleText,
+                   "instead: predict weak scaling to these rank counts (e.g. 64,256,1024,4096; multiples of the "
+                   "ranks per host), the per-rank batch held at --global-batch / the cluster's ranks");
     app.add_option("--html", o.htmlPath, "write a report page (the top plans' predicted steps; opens offline)");
     CLI11_PARSE(app, argc, argv);
 
