@@ -38,6 +38,7 @@ struct Options : sim::PlatformOptions {
     double gflops = 0;  // 0: measure
     double elementwiseGBps = 0;  // 0: measure
     double syncUs = -1;          // below 0: measured with --probe's thread ranks on a crowded host, else 0
+    double slowdown = 0;         // 0: measured with --probe's thread ranks, else 1
     size_t top = 10;
 };
 
@@ -128,6 +129,7 @@ bool measureSharing(const Options& o, Cluster* c, std::string* why) {
         c->syncExtraSeconds = std::max(0.0, h.perSync - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
     }
     if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
+    if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
     return true;
 }
 
@@ -228,6 +230,10 @@ int main(int argc, char** argv) {
                    "on a host with more ranks than cores, what a collective between compute phases costs beyond "
                    "the op, microseconds (default: measured with --probe's thread ranks)")
         ->check(CLI::NonNegativeNumber);
+    app.add_option("--compute-slowdown", o.slowdown,
+                   "how much slower a rank computes with every rank of its host computing (default: measured with "
+                   "--probe's thread ranks, else 1)")
+        ->check(CLI::Range(1.0, 100.0));
     app.add_option("--buckets", o.bucketsText, "gradient bucket sizes to try");
     app.add_option("--compression", o.compressionText, "compressors to try: none, fp16, bf16, topk[:ratio], sign");
     app.add_option("--overlap", o.overlapText, "both, on or off");
