@@ -22,6 +22,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 mlp=$build/examples/train_mlp plan=$build/tools/plan/hostccl-plan py=/usr/bin/python3
+source "$root/bench/planner/common.sh"
 dir=$(mktemp -d /tmp/hostccl-plan-validate.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
@@ -29,16 +30,7 @@ trap 'rm -rf "$dir"' EXIT
 "$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --top 10 \
     -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
 # Which plans to run: the first 5, then 5 spread evenly over the rest.
-mapfile -t chosen < <($py - "$dir/plan.json" <<'PY'
-import json, sys
-plans = json.load(open(sys.argv[1]))["plans"]
-runnable = [p["rank"] for p in plans]
-top, rest = runnable[:5], runnable[5:]
-spread = [rest[round(i * (len(rest) - 1) / 4)] for i in range(5)] if len(rest) >= 5 else rest
-for r in top + sorted(set(spread)):
-    print(r)
-PY
-)
+mapfile -t chosen < <(choose_plans "$dir/plan.json")
 echo "| plan rank | plan | predicted ms | measured ms (median of $runs) | runs | error |"
 echo "|---|---|---|---|---|---|"
 for n in "${chosen[@]}"; do
@@ -48,22 +40,6 @@ for n in "${chosen[@]}"; do
             --plan "$dir/plan.json:$n" 2>&1) || { echo "$out"; exit 1; }
         times+=("$(sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
     done
-    $py - "$dir/plan.json" "$n" "${times[@]}" <<'PY' | tee -a "$dir/rows"
-import json, statistics, sys
-p = json.load(open(sys.argv[1]))["plans"][int(sys.argv[2]) - 1]
-t = sorted(float(x) for x in sys.argv[3:])
-m, pred = statistics.median(t), p["predicted"]["step_ms"]
-print(f"| {p['rank']} | {p['label']} | {pred:.2f} | {m:.2f} | {' '.join(f'{x:.2f}' for x in t)} | {100 * (pred / m - 1):+.0f} % |")
-PY
+    plan_row "$dir/plan.json" "$n" "${times[@]}" | tee -a "$dir/rows"
 done
-$py - "$dir/rows" <<'PY'
-import sys
-rows = [l.split("|") for l in open(sys.argv[1])]
-pred = [float(r[3]) for r in rows]; meas = [float(r[4]) for r in rows]; rank = [int(r[1]) for r in rows]
-within = sum(abs(p / m - 1) <= 0.2 for p, m in zip(pred, meas))
-first = meas[rank.index(min(rank))]
-print(f"\npredicted within 20 % of measured: {within} of {len(rows)} ({100 * within / len(rows):.0f} %; requirement 80 %): "
-      f"{'met' if within >= 0.8 * len(rows) else 'missed'}")
-print(f"first choice measured {first:.2f} ms, fastest measured {min(meas):.2f} ms ({100 * (first / min(meas) - 1):.0f} % slower; "
-      f"requirement within 10 %): {'met' if first <= 1.1 * min(meas) else 'missed'}")
-PY
+verdicts "$dir/rows"

@@ -26,6 +26,7 @@ build=${HOSTCCL_BUILD:-$root/build}
 mlp=$build/examples/train_mlp plan=$build/tools/plan/hostccl-plan sim=$build/tools/sim/hostccl-sim py=/usr/bin/python3
 tag=vh$$ nsB=vh$$b vethA=vh$$a ipA=10.236.0.1 ipB=10.236.0.2
 ip netns add "$nsB" || exit 1
+source "$root/bench/planner/common.sh"
 dir=$(mktemp -d /tmp/hostccl-plan-hosts.XXXXXX)
 trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null; rm -rf "$dir"' EXIT
 ip link add "$vethA" type veth peer name ${tag}b0 && ip link set ${tag}b0 netns "$nsB"
@@ -65,15 +66,7 @@ sync=$(sed -n 's/.* costs \([0-9.]*\) us more.*/\1/p' <<<"$local_out")
 slow=$(sed -n 's/^# ranks sharing a host compute \([0-9.]*\)x.*/\1/p' <<<"$local_out")
 "$plan" --model "$dir/model.json" --global-batch "$batch" --platform "$dir/platform.json" --cores "$cores" \
     --sync-us "${sync:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
-mapfile -t chosen < <($py - "$dir/plan.json" <<'PY'
-import json, sys
-ranks = [p["rank"] for p in json.load(open(sys.argv[1]))["plans"]]
-top, rest = ranks[:5], ranks[5:]
-spread = [rest[round(i * (len(rest) - 1) / 4)] for i in range(5)] if len(rest) >= 5 else rest
-for r in top + sorted(set(spread)):
-    print(r)
-PY
-)
+mapfile -t chosen < <(choose_plans "$dir/plan.json")
 echo "| plan rank | plan | predicted ms | measured ms (median of $runs) | runs | error |"
 echo "|---|---|---|---|---|---|"
 for k in "${chosen[@]}"; do
@@ -83,22 +76,6 @@ for k in "${chosen[@]}"; do
             || { cat "$dir"/rank.*; exit 1; }
         times+=("$(sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p' "$dir/out")")
     done
-    $py - "$dir/plan.json" "$k" "${times[@]}" <<'PY' | tee -a "$dir/rows"
-import json, statistics, sys
-p = json.load(open(sys.argv[1]))["plans"][int(sys.argv[2]) - 1]
-t = sorted(float(x) for x in sys.argv[3:])
-m, pred = statistics.median(t), p["predicted"]["step_ms"]
-print(f"| {p['rank']} | {p['label']} | {pred:.2f} | {m:.2f} | {' '.join(f'{x:.2f}' for x in t)} | {100 * (pred / m - 1):+.0f} % |")
-PY
+    plan_row "$dir/plan.json" "$k" "${times[@]}" | tee -a "$dir/rows"
 done
-$py - "$dir/rows" <<'PY'
-import sys
-rows = [l.split("|") for l in open(sys.argv[1])]
-pred = [float(r[3]) for r in rows]; meas = [float(r[4]) for r in rows]; rank = [int(r[1]) for r in rows]
-within = sum(abs(p / m - 1) <= 0.2 for p, m in zip(pred, meas))
-first = meas[rank.index(min(rank))]
-print(f"\npredicted within 20 % of measured: {within} of {len(rows)} ({100 * within / len(rows):.0f} %; requirement 80 %): "
-      f"{'met' if within >= 0.8 * len(rows) else 'missed'}")
-print(f"first choice measured {first:.2f} ms, fastest measured {min(meas):.2f} ms ({100 * (first / min(meas) - 1):.0f} % slower; "
-      f"requirement within 10 %): {'met' if first <= 1.1 * min(meas) else 'missed'}")
-PY
+verdicts "$dir/rows"

@@ -1,0 +1,40 @@
+# The validation scripts' shared steps (sourced): which plans to run, a table row per
+# plan (predicted against the median measured) and the two verdicts. Needs $py.
+
+# choose_plans PLAN_FILE: the first 5 plans' ranks, then 5 spread evenly over the rest.
+choose_plans() {
+    $py - "$1" <<'PY'
+import json, sys
+ranks = [p["rank"] for p in json.load(open(sys.argv[1]))["plans"]]
+top, rest = ranks[:5], ranks[5:]
+spread = [rest[round(i * (len(rest) - 1) / 4)] for i in range(5)] if len(rest) >= 5 else rest
+for r in top + sorted(set(spread)):
+    print(r)
+PY
+}
+
+# plan_row PLAN_FILE RANK TIMES...: "| rank | label | predicted | median | runs | error |"
+plan_row() {
+    $py - "$@" <<'PY'
+import json, statistics, sys
+p = json.load(open(sys.argv[1]))["plans"][int(sys.argv[2]) - 1]
+t = sorted(float(x) for x in sys.argv[3:])
+m, pred = statistics.median(t), p["predicted"]["step_ms"]
+print(f"| {p['rank']} | {p['label']} | {pred:.2f} | {m:.2f} | {' '.join(f'{x:.2f}' for x in t)} | {100 * (pred / m - 1):+.0f} % |")
+PY
+}
+
+# verdicts ROWS_FILE: within 20 % for >= 80 % of the plans; the first choice within 10 % of the fastest.
+verdicts() {
+    $py - "$1" <<'PY'
+import sys
+rows = [l.split("|") for l in open(sys.argv[1])]
+pred = [float(r[3]) for r in rows]; meas = [float(r[4]) for r in rows]; rank = [int(r[1]) for r in rows]
+within = sum(abs(p / m - 1) <= 0.2 for p, m in zip(pred, meas))
+first = meas[rank.index(min(rank))]
+print(f"\npredicted within 20 % of measured: {within} of {len(rows)} ({100 * within / len(rows):.0f} %; requirement 80 %): "
+      f"{'met' if within >= 0.8 * len(rows) else 'missed'}")
+print(f"first choice measured {first:.2f} ms, fastest measured {min(meas):.2f} ms ({100 * (first / min(meas) - 1):.0f} % slower; "
+      f"requirement within 10 %): {'met' if first <= 1.1 * min(meas) else 'missed'}")
+PY
+}
