@@ -105,29 +105,36 @@ uint64_t hopBytes(const LayerSpec& last, uint32_t tp, uint64_t mb) {
 
 // A pipeline on hosts running more ranks than cores: a rank waiting for its stage's
 // turn leaves its core to the others, so the bubble is not all lost. The step is
-// the longer of the dependency chain with each running rank on a core of its own
-// and the busiest host's compute over its cores (the stages its ranks hold).
+// the longer of the dependency chain, each stage's ranks sharing only their host's
+// cores among themselves, and the busiest host's compute over its cores (the stages
+// its ranks hold).
 double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>& stages, const std::vector<double>& hop) {
-    const double share = c.coreShare();
-    double fill = 0, slot = 0;
+    const double share = c.coreShare(), cores = c.platform.cores() * c.platform.coreSpeed;
+    // Slots fill hosts in order, stage-major: host h holds slots [h r, (h + 1) r).
+    const uint32_t perHost = c.platform.ranksPerHost, perStage = p.dp * p.tp;
     std::vector<double> cpu(p.pp);  // a micro-batch's compute on a core of its own
+    std::vector<uint32_t> together(p.pp, 0);  // the most of a stage's ranks on one host
+    for (uint32_t h = 0; h < c.platform.hosts; ++h) {
+        std::vector<uint32_t> here(p.pp, 0);
+        for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) ++here[q / perStage];
+        for (uint32_t s = 0; s < p.pp; ++s) together[s] = std::max(together[s], here[s]);
+    }
+    double fill = 0, slot = 0;
     for (uint32_t s = 0; s < p.pp; ++s) {
         const Stage& st = stages[s];
         cpu[s] = st.compute * share;
-        const double pass = st.fwd + st.bwd - st.compute + cpu[s];
+        const double running = cpu[s] * std::max(1.0, together[s] / cores);
+        const double pass = st.fwd + st.bwd - st.compute + running;
         fill += pass + 2 * hop[s];
         slot = std::max(slot, pass + st.p2p);
     }
     const double chain = fill + (p.microBatches - 1) * slot;
-    // Slots fill hosts in order, stage-major: host h holds slots [h r, (h + 1) r).
-    const uint32_t perHost = c.platform.ranksPerHost, perStage = p.dp * p.tp;
     double busiest = 0;
     for (uint32_t h = 0; h < c.platform.hosts; ++h) {
         double work = 0;
         for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) work += cpu[q / perStage];
         busiest = std::max(busiest, work);
     }
-    const double cores = c.platform.cores() * c.platform.coreSpeed;
     return std::max(chain, p.microBatches * busiest / cores);
 }
 
