@@ -25,8 +25,7 @@ bool checkPlan(const Workload& w, const Cluster& c, const Plan& p, std::string* 
     else if (p.bucketBytes == 0 || p.firstBucketBytes == 0)
         bad = "bucket sizes must be above 0";
     Compression unused;
-    if (bad.empty() && !parseCompression(p.compression, &unused, &bad)) {}
-    if (bad.empty()) return true;
+    if (bad.empty() && parseCompression(p.compression, &unused, &bad)) return true;
     *why = bad;
     return false;
 }
