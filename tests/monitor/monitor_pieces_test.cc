@@ -1,6 +1,7 @@
 // Live monitoring's pieces on hand-made snapshots: the diagnosis rules (straggler,
 // slow link, stuck, and when each clears), the Prometheus text and the endpoint's
 // request parsing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -268,6 +269,21 @@ TEST(JobView, AHealthyJobSaysNothingWasFound) {
     const nlohmann::json v = jobView("world", 0xabc, ranks, nlohmann::json::array());
     EXPECT_EQ(v["progress"]["text"], "ranks 0-2 have started up to op 5");
     EXPECT_NE(jobText(nlohmann::json::array({v})).find("nothing found"), std::string::npos);
+}
+
+TEST(JobView, AStragglerSeenByEveryRankIsNamedOnceWithItsObservers) {
+    const auto ranks = ranksOf({rankStatus(9, false, -1), rankStatus(9, false, -1), rankStatus(9, false, -1),
+                                rankStatus(9, false, -1)});
+    auto straggler = [](uint32_t observer) {
+        return nlohmann::json{{"kind", "straggler"}, {"comm_id", "0000000000000abc"}, {"rank", observer}, {"peer", 2},
+                              {"text", fmt::format("straggler: rank 2, late after rank {}", observer)}};
+    };
+    const nlohmann::json v = jobView("world", 0xabc, ranks, nlohmann::json::array({straggler(0), straggler(1), straggler(3)}));
+    ASSERT_EQ(v["findings"].size(), 1u) << v["findings"].dump();
+    EXPECT_EQ(v["findings"][0]["seen_by"], nlohmann::json::array({0, 1, 3}));
+    EXPECT_EQ(v["findings"][0]["text"], "straggler: rank 2, late after rank 0");
+    const std::string text = jobText(nlohmann::json::array({v}));
+    EXPECT_NE(text.find("  straggler: rank 2, late after rank 0 (seen by ranks 0, 1, 3)\n"), std::string::npos) << text;
 }
 
 // A rank that received `mib` MiB over one tcp link from `peer` at `gbps`.

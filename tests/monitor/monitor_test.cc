@@ -237,7 +237,9 @@ TEST(Monitor, ARankLateToEveryCollectiveIsNamedTheStragglerWithin10s) {
 
 TEST(Monitor, AStoppedRankIsNamedAsTheOneAStuckCollectiveWaitsFor) {
     setenv("HOSTCCL_STUCK_SECONDS", "2", 1);
-    setenv("HOSTCCL_HEARTBEAT_TIMEOUT", "12", 1);
+    // Long enough that, on a loaded machine, the queries below (each waits up to 2 s for the
+    // stopped rank's endpoint) finish before the others give rank 1 up and exit.
+    setenv("HOSTCCL_HEARTBEAT_TIMEOUT", "40", 1);
     Job job(3, 1000000, 16, -1, 0, 0);
     job.start(120, {false, true, false});
     uint16_t port1 = 0, port0 = 0;
@@ -254,7 +256,7 @@ TEST(Monitor, AStoppedRankIsNamedAsTheOneAStuckCollectiveWaitsFor) {
     const json f = awaitFinding(job, [](const json& f) { return f["kind"] == "stuck"; }, stoppedAt + 8);
     // The whole job, from rank 0's endpoint: every stuck wait ends at rank 1.
     const json views = json::parse(get(port0, "/job.json"), nullptr, false);
-    const auto [text, status] = run(std::string(HOSTCCL_STATUS_TOOL) + " 127.0.0.1:" + std::to_string(port0));
+    const auto [text, status] = run(std::string(HOSTCCL_STATUS_TOOL) + " 127.0.0.1:" + std::to_string(port0) + " --timeout 20");
     ::kill(pid1, SIGCONT);
     ::kill(pid1, SIGKILL);
     ASSERT_FALSE(f.is_null()) << "no stuck op reported";

@@ -19,13 +19,14 @@ int64_t waitingOn(const JobRank& r) {
     return r.status["running"]["waiting_on"].value("rank", int64_t(-1));
 }
 
-// "ranks 0-2, 5": a sorted list of ranks in ranges.
+// "ranks 0-2, 5, 6": a sorted list of ranks, runs of three or more as ranges.
 std::string rankList(std::vector<uint32_t> v) {
     std::sort(v.begin(), v.end());
     std::string out;
     for (size_t i = 0; i < v.size();) {
         size_t j = i;
         while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+        if (j < i + 2) j = i;  // two in a row read better as "5, 6"
         out += fmt::format("{}{}", out.empty() ? "" : ", ", j == i ? fmt::format("{}", v[i])
                                                                   : fmt::format("{}-{}", v[i], v[j]));
         i = j + 1;
@@ -134,6 +135,32 @@ void explainStragglers(json* findings) {
     }
 }
 
+// Every rank that sees the same straggler reports it; the job names it once, with
+// the ranks that saw it ("seen_by"). Other findings keep their one observer.
+void mergeStragglers(json* findings) {
+    json merged = json::array();
+    std::map<int64_t, size_t> stragglerAt;  // peer -> its entry in `merged`
+    for (json& f : *findings) {
+        const uint32_t observer = f.value("rank", 0u);
+        if (f.value("kind", "") == "straggler") {
+            const auto [it, fresh] = stragglerAt.emplace(f.value("peer", int64_t(-1)), merged.size());
+            if (!fresh) {
+                merged[it->second]["seen_by"].push_back(observer);
+                continue;
+            }
+        }
+        f["seen_by"] = json::array({observer});
+        merged.push_back(std::move(f));
+    }
+    *findings = std::move(merged);
+}
+
+std::string seenBy(const json& f) {
+    std::vector<uint32_t> ranks;
+    for (const json& r : f.value("seen_by", json::array({f.value("rank", 0u)}))) ranks.push_back(r.get<uint32_t>());
+    return "seen by " + rankList(ranks);
+}
+
 // From a stuck rank, its wait from peer to peer until a rank that does not answer,
 // has not started op `seq`, or is running it without waiting for anyone.
 json followWait(const std::vector<JobRank>& ranks, uint32_t from, uint64_t seq) {
@@ -207,6 +234,7 @@ json jobView(const std::string& comm, uint64_t commId, const std::vector<JobRank
     }
     view["stuck"] = std::move(stuck);
     slowAgainstTheJob(comm, id, ranks, &mine);
+    mergeStragglers(&mine);
     explainStragglers(&mine);
     view["findings"] = std::move(mine);
     return view;
@@ -239,7 +267,7 @@ std::string jobText(const json& views) {
             if (!r.value("answered", false)) out += fmt::format("  not answering: {}\n", r.value("who", ""));
         for (const std::string& line : stuckLines(v)) out += "  " + line + "\n";
         for (const json& f : v["findings"])
-            if (f.value("kind", "") != "stuck") out += fmt::format("  {} (seen by rank {})\n", f.value("text", ""), f.value("rank", 0));
+            if (f.value("kind", "") != "stuck") out += fmt::format("  {} ({})\n", f.value("text", ""), seenBy(f));
         if (v["findings"].empty() && v["not_answering"].empty()) out += "  nothing found: no straggler, slow link or stuck op\n";
     }
     return out;
