@@ -59,11 +59,15 @@ std::vector<Bucket> packBuckets(const std::vector<Gradient>& grads, uint64_t fir
     return buckets;
 }
 
-// One bucket's averaging: the collective, the compressor's passes, the bytes a
-// rank sends, and the memory it holds beyond the gradients.
+// One bucket's averaging in the three places it runs: on the training thread when
+// the bucket is launched (gradients copied in, the compressor's encoding), on the
+// communicator's stream (the collective), and on the training thread again when the
+// step waits for it (the compressor's decoding, the average copied back). Plus the
+// bytes a rank sends and the memory it holds beyond the gradients.
 struct BucketCost {
-    double seconds = 0;
+    double launch = 0, collective = 0, finish = 0;
     uint64_t wire = 0, memory = 0;
+    double seconds() const { return launch + collective + finish; }
 };
 
 BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes, const SyncOptions& o) {
@@ -71,40 +75,46 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     const double reduce = o.reduceSecondsPerByte;
     // Passes each reading and writing `times` x the bucket's bytes.
     auto passes = [&](double times) { return o.passSeconds ? o.passSeconds(times * double(bytes)) : 0.0; };
+    auto measured = [&](double idleSeconds) { return o.onRank(idleSeconds); };
+    const bool codecsMeasured = o.codecs.measured && o.onRank;
     const uint64_t elems = bytes / 4;
     BucketCost c;
     c.memory = bytes;  // the bucket's flat buffer
-    c.seconds = 2 * passes(2) + o.perCollective;  // gradients copied into the bucket and the average back
+    c.launch = passes(2);                      // gradients copied into the bucket
+    c.finish = passes(2);                      // and the average copied back
+    c.collective = o.perCollective;
     auto allReduce = [&](uint64_t b) {
-        c.seconds += comm.seconds(dp, CollType::AllReduce, b);
+        c.collective += comm.seconds(dp, CollType::AllReduce, b);
         c.wire += 2 * (n - 1) * b / n;
     };
     auto allGather = [&](uint64_t perRank) {
-        c.seconds += comm.seconds(dp, CollType::AllGather, perRank * n);
+        c.collective += comm.seconds(dp, CollType::AllGather, perRank * n);
         c.wire += (n - 1) * perRank;
         c.memory += perRank * n;
     };
     switch (o.compression.kind) {
         case Compression::None:
             allReduce(bytes);
-            c.seconds += passes(2);  // the 1/n scaling pass
+            c.launch += passes(2);  // the 1/n scaling pass, before the sum
             break;
         case Compression::Fp16:
         case Compression::Bf16:
             allReduce(bytes / 2);
-            c.seconds += 2 * passes(1.5);  // cast down, cast back
+            c.launch += passes(1.5);  // scaled and cast down
+            c.finish += passes(1.5);  // cast back
             c.memory += bytes / 2;
             break;
         case Compression::TopK: {
             const uint64_t k = std::max<uint64_t>(1, uint64_t(std::ceil(o.compression.ratio * double(elems))));
             allGather(8 * k);
-            // residual add and selection, then every rank's entries added in
-            if (o.codecs.measured && o.onRank) {
+            // residual add and selection; then every rank's entries added in
+            if (codecsMeasured) {
                 const CodecRates& r = o.codecs;
-                c.seconds += o.onRank(r.topkEncode * double(elems) + r.topkDecodePass * double(elems) +
-                                      r.topkDecodePair * double(n) * double(k));
+                c.launch += measured(r.topkEncode * double(elems));
+                c.finish += measured(r.topkDecodePass * double(elems) + r.topkDecodePair * double(n) * double(k));
             } else {
-                c.seconds += 4 * passes(2) + double(n) * 8 * k * reduce;
+                c.launch += 3 * passes(2);
+                c.finish += passes(2) + double(n) * 8 * k * reduce;
             }
             c.memory += bytes;  // the residual
             break;
@@ -112,10 +122,13 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
         case Compression::Sign:
             allGather(4 + (elems + 7) / 8);
             // residual add, signs and scale; then n ranks' signs expanded and added
-            if (o.codecs.measured && o.onRank)
-                c.seconds += o.onRank(o.codecs.signEncode * double(elems) + o.codecs.signDecodePerRank * double(n) * double(elems));
-            else
-                c.seconds += 2 * passes(2) + double(n) * bytes * reduce;
+            if (codecsMeasured) {
+                c.launch += measured(o.codecs.signEncode * double(elems));
+                c.finish += measured(o.codecs.signDecodePerRank * double(n) * double(elems));
+            } else {
+                c.launch += passes(2);
+                c.finish += passes(2) + double(n) * bytes * reduce;
+            }
             c.memory += bytes;
             break;
     }
@@ -130,16 +143,29 @@ SyncResult simulateGradientSync(CommEstimator& comm, const GroupLayout& dp, cons
     if (dp.size() <= 1) return res;
     const std::vector<Bucket> buckets = packBuckets(gradients, o.firstBucketBytes, o.bucketBytes);
     res.buckets = static_cast<uint32_t>(buckets.size());
-    double end = 0;
-    for (const Bucket& b : buckets) {
-        const BucketCost c = bucketCost(comm, dp, b.bytes, o);
-        const double ready = o.overlap ? std::min(b.readyAt, o.backwardSeconds) : o.backwardSeconds;
-        end = std::max(end, ready) + c.seconds;
-        res.commSeconds += c.seconds;
-        res.wireBytes += c.wire;
-        res.extraMemory += c.memory;
+    // The training thread launches each bucket when its last gradient is ready (with
+    // overlap; else all at the end), its launch work delaying the rest of backward;
+    // the stream runs the collectives in order; the step then waits for each bucket
+    // in turn and finishes it on the training thread.
+    std::vector<BucketCost> costs;
+    for (const Bucket& b : buckets) costs.push_back(bucketCost(comm, dp, b.bytes, o));
+    double thread = 0, stream = 0, delayed = 0;
+    std::vector<double> streamEnd;
+    for (size_t i = 0; i < buckets.size(); ++i) {
+        const double ready = (o.overlap ? std::min(buckets[i].readyAt, o.backwardSeconds) : o.backwardSeconds) + delayed;
+        thread = std::max(thread, ready) + costs[i].launch;
+        delayed += costs[i].launch;
+        stream = std::max(stream, thread) + costs[i].collective;
+        streamEnd.push_back(stream);
     }
-    res.exposedSeconds = std::max(0.0, end - o.backwardSeconds);
+    double end = std::max(thread, o.backwardSeconds + delayed);
+    for (size_t i = 0; i < buckets.size(); ++i) {
+        end = std::max(end, streamEnd[i]) + costs[i].finish;
+        res.commSeconds += costs[i].seconds();
+        res.wireBytes += costs[i].wire;
+        res.extraMemory += costs[i].memory;
+    }
+    res.exposedSeconds = std::max(0.0, end - o.backwardSeconds);  // launch work included
     return res;
 }
 

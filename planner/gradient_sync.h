@@ -1,8 +1,11 @@
 // Data-parallel gradient averaging on one pipeline stage: gradients packed into
 // buckets as hostccl::GradientBucketer packs them, each bucket's collective (as its
 // compressor runs it, with the compressor's own passes over the data) timed by the
-// simulator, and the buckets laid on the backward pass's timeline: a bucket starts
-// when its last gradient is ready and the bucket before it has finished.
+// simulator, and the buckets laid on the backward pass's timeline as the bucketer
+// runs them: a bucket is launched on the training thread when its last gradient is
+// ready (its copy and encoding delay the rest of the backward), its collective runs
+// on the stream after the bucket before it, and the step's wait finishes each in
+// turn on the training thread (decoding, the average copied back).
 #pragma once
 
 #include <cstdint>

@@ -354,3 +354,34 @@ TEST(PlannerCodecs, MeasuredAndCharged) {
     const double estimated = 8 * 4 * entries * c.platform.gamma;
     EXPECT_NEAR(after - before, (r.signEncode + 8 * r.signDecodePerRank) * entries - estimated, 1e-9 + 1e-6 * after);
 }
+
+TEST(PlannerSync, EncodingDelaysTheBackwardAndDecodingFollowsEachWait) {
+    // Two 4 MB buckets of 1-bit compression over 2 ranks, ready at 10 and 20 ms:
+    // encoding (1 ms each) runs on the training thread when a bucket is launched,
+    // the all-gathers on the stream, decoding (1 ms each) after the step's wait.
+    const Cluster c = toyCluster(1, 2);
+    CommEstimator comm(c.platform);
+    const GroupLayout dp = dataLayout(c.platform, 2, 1, 1);
+    const uint64_t bytes = 4u << 20, entries = bytes / 4;
+    SyncOptions o;
+    o.bucketBytes = o.firstBucketBytes = bytes;
+    o.compression.kind = Compression::Sign;
+    o.backwardSeconds = 0.020;
+    o.codecs.measured = true;
+    o.codecs.signEncode = 1e-3 / double(entries);
+    o.codecs.signDecodePerRank = 0.5e-3 / double(entries);
+    o.onRank = [](double idle) { return idle; };
+    const SyncResult r = simulateGradientSync(comm, dp, {{bytes, 0.010, 0}, {bytes, 0.020, 0}}, o);
+    ASSERT_EQ(r.buckets, 2u);
+    const double gather = comm.seconds(dp, CollType::AllGather, 2 * (4 + entries / 8));
+    const double first = 0.011 + gather;                          // launched at 10 ms, encoded by 11
+    const double second = std::max(first, 0.022) + gather;        // ready at 21 (the backward paid 1 ms), encoded by 22
+    const double end = std::max(std::max(0.022, first) + 0.001, second) + 0.001;
+    EXPECT_NEAR(r.exposedSeconds, end - 0.020, 1e-12);
+    EXPECT_NEAR(r.commSeconds, 2 * (0.002 + gather), 1e-12);
+    // Without overlap both are launched when the backward ends, one after the other.
+    o.overlap = false;
+    const SyncResult late = simulateGradientSync(comm, dp, {{bytes, 0.010, 0}, {bytes, 0.020, 0}}, o);
+    const double a = 0.021 + gather, b = std::max(a, 0.022) + gather;
+    EXPECT_NEAR(late.exposedSeconds, std::max(std::max(0.022, a) + 0.001, b) + 0.001 - 0.020, 1e-12);
+}

@@ -28,13 +28,24 @@ private:
     std::map<size_t, std::vector<uint16_t>> staging_;  // per bucket: reused every step
 };
 
-// Error feedback: what a rank did not send is added to its next step's buffer.
+// Error feedback: what a rank did not send is added to its next step's buffer. Per
+// bucket it also keeps the encoded message and the gathered ones, reused every step
+// (fresh buffers cost their zeroing and page faults each time): a bucket's reduction
+// must be finished before the same key starts again, as the bucketer does.
 class ErrorFeedback {
 protected:
-    std::vector<float>& residual(size_t key, size_t n);  // zeros the first time
+    struct KeyState {
+        std::vector<float> residual;
+        std::vector<uint32_t> sent, gathered;  // words; a message may end mid-word
+    };
+    KeyState& state(size_t key, size_t n);  // the residual zeroed the first time
+    static uint8_t* bytes(std::vector<uint32_t>& words, size_t count) {
+        words.resize((count + 3) / 4);
+        return reinterpret_cast<uint8_t*>(words.data());
+    }
 
 private:
-    std::map<size_t, std::vector<float>> residuals_;
+    std::map<size_t, KeyState> states_;
 };
 
 class TopKCompressor : public GradientCompressor, ErrorFeedback {

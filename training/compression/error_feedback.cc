@@ -1,14 +1,14 @@
-// Residuals kept per bucket between steps.
+// Residuals and message buffers kept per bucket between steps.
 #include "training/compression/compressors.h"
 
 namespace hostccl {
 inline namespace v1 {
 namespace compression {
 
-std::vector<float>& ErrorFeedback::residual(size_t key, size_t n) {
-    std::vector<float>& r = residuals_[key];
-    if (r.size() != n) r.assign(n, 0.0f);
-    return r;
+ErrorFeedback::KeyState& ErrorFeedback::state(size_t key, size_t n) {
+    KeyState& s = states_[key];
+    if (s.residual.size() != n) s.residual.assign(n, 0.0f);
+    return s;
 }
 
 }  // namespace compression

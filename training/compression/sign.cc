@@ -3,7 +3,6 @@
 // their mean magnitude; the average is mean over ranks of scale_r * sign_r. What the
 // one bit could not say becomes the residual. The encoding: codec.cc.
 #include <memory>
-#include <vector>
 
 #include "training/compression/codec.h"
 #include "training/compression/compressors.h"
@@ -15,15 +14,15 @@ namespace compression {
 std::unique_ptr<PendingReduction> SignCompressor::start(Communicator& comm, std::span<float> buffer, size_t key) {
     const uint32_t n = comm.size();
     const size_t count = buffer.size();
-    std::vector<float>& res = residual(key, count);
+    KeyState& st = state(key, count);
     const size_t bytes = codec::signMessageBytes(count);
-    auto mine = std::make_shared<std::vector<uint8_t>>(bytes);
-    codec::signEncode(buffer, res, mine->data());
-    auto gathered = std::make_shared<std::vector<uint8_t>>(bytes * n);
+    uint8_t* mine = ErrorFeedback::bytes(st.sent, bytes);
+    uint8_t* gathered = ErrorFeedback::bytes(st.gathered, bytes * n);
+    codec::signEncode(buffer, st.residual, mine);
     countAllGather(bytes, count, n);
-    Work w = comm.allGather(mine->data(), gathered->data(), bytes, HCCL_DATA_TYPE_UINT8);
-    return std::make_unique<WorkThen>(std::move(w), [buffer, mine, gathered, bytes, n] {
-        codec::signDecode(gathered->data(), bytes, n, buffer);
+    Work w = comm.allGather(mine, gathered, bytes, HCCL_DATA_TYPE_UINT8);
+    return std::make_unique<WorkThen>(std::move(w), [buffer, gathered, bytes, n] {
+        codec::signDecode(gathered, bytes, n, buffer);
     });
 }
 

@@ -20,15 +20,16 @@ std::unique_ptr<PendingReduction> TopKCompressor::start(Communicator& comm, std:
     const uint32_t n = comm.size();
     const size_t count = buffer.size();
     const size_t k = codec::topkCount(count, ratio_);
-    std::vector<float>& res = residual(key, count);
+    KeyState& st = state(key, count);
     // Pairs as 2k uint32 words: index, then the value's bits.
-    auto pairs = std::make_shared<std::vector<uint32_t>>(2 * k);
-    codec::topkEncode(buffer, res, k, pairs->data());
-    auto gathered = std::make_shared<std::vector<uint32_t>>(2 * k * n);
+    st.sent.resize(2 * k);
+    st.gathered.resize(2 * k * n);
+    const uint32_t* gathered = st.gathered.data();
+    codec::topkEncode(buffer, st.residual, k, st.sent.data());
     countAllGather(2 * k * sizeof(uint32_t), count, n);
-    Work w = comm.allGather(pairs->data(), gathered->data(), 2 * k, HCCL_DATA_TYPE_UINT32);
-    return std::make_unique<WorkThen>(std::move(w), [buffer, pairs, gathered, k, n] {
-        codec::topkDecode(gathered->data(), k, n, buffer);
+    Work w = comm.allGather(st.sent.data(), st.gathered.data(), 2 * k, HCCL_DATA_TYPE_UINT32);
+    return std::make_unique<WorkThen>(std::move(w), [buffer, gathered, k, n] {
+        codec::topkDecode(gathered, k, n, buffer);
     });
 }
 
