@@ -123,7 +123,9 @@ bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
     }
     double dtype = m.dtypeBytes, state = 0;
     if (!r.number(doc, "", "dtype_bytes", false, 1, true, &dtype) ||
-        !r.number(doc, "", "optimizer_state_per_param", false, 0, false, &state))
+        !r.number(doc, "", "optimizer_state_per_param", false, 0, false, &state) ||
+        !r.number(doc, "", "step_overhead_seconds", false, 0, false, &m.stepOverheadSeconds) ||
+        !r.number(doc, "", "micro_batch_overhead_seconds", false, 0, false, &m.microBatchOverheadSeconds))
         return false;
     if (dtype > 16) return r.fail(fmt::format("dtype_bytes: must be 1-16 (got {})", dtype));
     m.dtypeBytes = static_cast<uint32_t>(dtype);
@@ -166,6 +168,8 @@ std::string modelJson(const ModelSpec& m) {
     json doc = {{"name", m.name},
                 {"dtype_bytes", m.dtypeBytes},
                 {"optimizer_state_per_param", m.optimizerStatePerParam},
+                {"step_overhead_seconds", m.stepOverheadSeconds},
+                {"micro_batch_overhead_seconds", m.microBatchOverheadSeconds},
                 {"layers", layers}};
     return doc.dump(2) + "\n";
 }

@@ -41,6 +41,14 @@ struct ModelSpec {
     std::string name;
     uint32_t dtypeBytes = 4;               // parameters, gradients and activations
     double optimizerStatePerParam = 0;     // extra copies the optimizer keeps (SGD 0, momentum 1, Adam 2)
+    // Measured seconds of a step on one idle core beyond its layers' forward and
+    // backward: the loss, the optimizer, a framework's own per-step work (0: not
+    // measured; the planner then times the optimizer as an element-wise pass).
+    double stepOverheadSeconds = 0;
+    // Measured fixed seconds of one forward and backward, whatever its batch (a
+    // framework's per-call work), paid again by every micro-batch; shared out over
+    // the layers with measured times in proportion to them.
+    double microBatchOverheadSeconds = 0;
     std::vector<LayerSpec> layers;         // forward order
 
     uint64_t parameterCount() const;

@@ -65,9 +65,22 @@ LayerGemms layerGemms(const LayerSpec& l, uint32_t dtypeBytes, uint32_t tp, uint
     return g;
 }
 
+// The layers' measured seconds per sample, forward and backward summed (what the
+// model's fixed per-micro-batch cost is shared out by).
+double measuredSecondsPerSample(const std::vector<LayerSpec>& L) {
+    double sum = 0;
+    for (const LayerSpec& l : L) sum += l.forwardSeconds + l.backwardSeconds;
+    return sum;
+}
+
 std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p, uint64_t mb) {
     const std::vector<LayerSpec>& L = w.model.layers;
     const GroupLayout tpGroup = tensorLayout(c.platform, p.dp, p.tp, p.pp);
+    const double measuredSum = measuredSecondsPerSample(L);
+    // Each layer's part of the fixed cost a micro-batch pays (not cut by tp: every rank pays it).
+    auto fixedShare = [&](double seconds) {
+        return measuredSum > 0 ? w.model.microBatchOverheadSeconds * seconds / measuredSum : 0.0;
+    };
     std::vector<LayerTimes> t(L.size());
     for (size_t i = 0; i < L.size(); ++i) {
         const LayerGemms g = layerGemms(L[i], w.model.dtypeBytes, p.tp, mb);
@@ -78,8 +91,8 @@ std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEsti
         if (L[i].forwardSeconds > 0 || L[i].backwardSeconds > 0) {
             // Measured per sample on one core: scaled by the micro-batch and the split.
             const double shard = L[i].split() ? p.tp : 1;
-            t[i].fwd = c.computeSeconds(L[i].forwardSeconds * double(mb) / shard);
-            t[i].bwd = c.computeSeconds(L[i].backwardSeconds * double(mb) / shard);
+            t[i].fwd = c.computeSeconds(L[i].forwardSeconds * double(mb) / shard + fixedShare(L[i].forwardSeconds));
+            t[i].bwd = c.computeSeconds(L[i].backwardSeconds * double(mb) / shard + fixedShare(L[i].backwardSeconds));
         } else {
             t[i].fwd = c.computeSeconds(c.gemm.seconds(g.forward)) + ew / 2;
             // The weight's gradient, and the input's (the first layer's input needs none).
@@ -218,7 +231,10 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
         const SyncResult sync = simulateGradientSync(comm, dpGroup, grads, so);
         // The optimizer reads weights, gradients and its state and writes weights and state.
         const double optimizerBytes = double(weights) * (3 + 2 * w.model.optimizerStatePerParam);
-        const double optimizer = c.elementwiseSeconds(optimizerBytes, optimizerBytes);
+        double optimizer = c.elementwiseSeconds(optimizerBytes, optimizerBytes);
+        if (w.model.stepOverheadSeconds > 0)  // measured: this rank's share of it, by its weights
+            optimizer = c.computeSeconds(w.model.stepOverheadSeconds * double(weights) /
+                                         double(w.model.parameterCount() * w.model.dtypeBytes));
         const double finish = pipeline - slack + sync.exposedSeconds + optimizer;
         if (finish > step) step = finish, out.optimizerSeconds = optimizer;
         slack += st.bwd + hop[s];

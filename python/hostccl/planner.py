@@ -75,12 +75,53 @@ def _time_layers(module, example, leaves, repeats=5):
     return {q: t / batch for q, t in spent.items()}, backward / batch
 
 
-def describe_module(module, example, name=None, optimizer_state_per_param=0, timed=True):
+def _time_step(module, example, optimizer, repeats=5):
+    """On one thread, on a copy of ``module`` (its parameters are left as they were),
+    the best of ``repeats`` after a warm-up: seconds of a whole training step (forward,
+    a loss, backward, the optimizer's step, gradients cleared) on ``example``, and of a
+    forward and backward on an eighth of it and on all of it. Returns the step's
+    seconds, a forward and backward's, and the fixed cost of one (their time at no
+    batch, from the two sizes), which every micro-batch pays again."""
+    import copy
+    import time
+    import torch
+    twin = copy.deepcopy(module)
+    opt = optimizer(twin.parameters())
+    batch = example.shape[0]
+    small = example[:max(1, batch // 8)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    step = passes_small = passes_all = 1e9
+    try:
+        for _ in range(repeats + 1):
+            t0 = time.perf_counter()
+            twin(example).float().sum().backward()
+            t1 = time.perf_counter()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            t2 = time.perf_counter()
+            twin(small).float().sum().backward()
+            t3 = time.perf_counter()
+            twin.zero_grad(set_to_none=True)
+            step, passes_all, passes_small = min(step, t2 - t0), min(passes_all, t1 - t0), min(passes_small, t3 - t2)
+    finally:
+        torch.set_num_threads(threads)
+    b = small.shape[0]
+    fixed = 0.0 if b == batch else (batch * passes_small - b * passes_all) / (batch - b)
+    return step, passes_all, min(max(0.0, fixed), 0.9 * passes_all)  # some of a pass grows with its batch
+
+
+def describe_module(module, example, name=None, optimizer_state_per_param=0, timed=True, optimizer=None):
     """The model as hostccl-plan reads it (a dict), from one forward pass on ``example``.
     ``timed``: also measure each layer's forward on one thread and the backward
     (shared out in proportion to the forwards), per sample: hostccl-plan then uses
     these times instead of its GEMM and element-wise rates, which know nothing of a
-    framework's own costs."""
+    framework's own costs; and a whole step with ``optimizer`` (a function of the
+    parameters returning a ``torch.optim`` optimizer; SGD with momentum by default),
+    whose time beyond the layers' (the loss, the optimizer, the framework's per-step
+    work) becomes the model's ``step_overhead_seconds``, and the fixed cost of a
+    forward and backward (timed at two batch sizes) its ``micro_batch_overhead_seconds``,
+    taken out of the layers' per-sample times."""
     import torch
     batch = example.shape[0]
     layers = []
@@ -120,8 +161,23 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
             layer["forward_seconds"] = f
             layer["backward_seconds"] = backward * f / total
     dtype_bytes = next((p.element_size() for p in module.parameters()), 4)
-    return {"name": name or type(module).__name__, "dtype_bytes": int(dtype_bytes),
+    spec = {"name": name or type(module).__name__, "dtype_bytes": int(dtype_bytes),
             "optimizer_state_per_param": optimizer_state_per_param, "layers": layers}
+    if timed and any(p.requires_grad for p in module.parameters()):
+        if optimizer is None:
+            optimizer = lambda params: torch.optim.SGD(params, lr=1e-3, momentum=0.9)  # noqa: E731
+        layers_alone = batch * sum(l.get("forward_seconds", 0.0) + l.get("backward_seconds", 0.0) for l in layers)
+        step, passes, fixed = _time_step(module, example, optimizer)
+        spec["step_overhead_seconds"] = max(0.0, step - passes)
+        spec["micro_batch_overhead_seconds"] = fixed
+        # The layers' times scaled to what a sample costs beyond the fixed part (the
+        # hooks see the layers only, not the framework's work between them).
+        keep = (passes - fixed) / layers_alone if layers_alone > 0 else 1.0
+        for layer in layers:
+            for key in ("forward_seconds", "backward_seconds"):
+                if key in layer:
+                    layer[key] *= keep
+    return spec
 
 
 def write_model(path, spec):

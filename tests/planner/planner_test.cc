@@ -70,6 +70,7 @@ TEST(PlannerModel, ReadsLayersAndTotals) {
     EXPECT_EQ(m.layers[5].elementwiseBytes, 360u);
     EXPECT_EQ(m.layers[4].elementwiseBytes, 0u);  // the default
     EXPECT_EQ(m.optimizerStatePerParam, 1.0);
+    EXPECT_EQ(m.stepOverheadSeconds, 0.0);  // not measured
     ModelSpec again;
     std::string why;
     ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
@@ -97,6 +98,8 @@ TEST(PlannerModel, NamesTheBadField) {
               "layers[0].elementwise_bytes: must be at least 0 (got -8)");
     EXPECT_EQ(parseError(R"({"layers": [{"params": 1, "forward_flops": 0, "activation_bytes": 4}]})"),
               "layers: every forward_flops is 0 (nothing to compute)");
+    EXPECT_EQ(parseError(R"({"step_overhead_seconds": "slow", "layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}]})"),
+              "step_overhead_seconds: must be a number");
 }
 
 TEST(PlannerStages, MatchesBruteForce) {

@@ -56,3 +56,38 @@ def test_a_bad_model_is_refused_with_the_field_named():
 def test_a_module_without_known_flops_is_refused():
     with pytest.raises(ValueError, match="no layer"):
         planner.describe_module(nn.Sequential(nn.ReLU()), torch.randn(2, 3))
+
+
+def test_a_whole_step_is_timed_and_its_overhead_charged():
+    model = small()
+    before = [p.detach().clone() for p in model.parameters()]
+    made = []
+
+    def adam(params):
+        made.append(True)
+        return torch.optim.Adam(params, lr=0.1)
+    spec = planner.describe_module(model, torch.randn(4, 8), optimizer=adam)
+    assert made == [True]
+    assert spec["step_overhead_seconds"] > 0  # a loss, Adam's step and autograd's own work at least
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))  # timed on a copy
+    assert "step_overhead_seconds" not in planner.describe_module(model, torch.randn(4, 8), timed=False)
+    # One rank: the measured overhead is the step's optimizer part, exactly.
+    spec["step_overhead_seconds"] = 0.5
+    one = ["--hosts", "1", "--ranks-per-host", "1", "--gflops", "10"]
+    best = planner.plan(spec, global_batch=16, extra_args=one)["plans"][0]["predicted"]
+    assert best["optimizer_ms"] == pytest.approx(500.0, abs=1e-6)
+    spec["step_overhead_seconds"] = -1
+    with pytest.raises(RuntimeError, match=r"step_overhead_seconds: must be at least 0"):
+        planner.plan(spec, global_batch=16, extra_args=one)
+
+
+def test_every_micro_batch_pays_the_fixed_cost_of_a_pass():
+    spec = planner.describe_module(small(), torch.randn(16, 8))
+    assert spec["micro_batch_overhead_seconds"] > 0  # autograd's per-call work, at least
+    # One rank, 16 samples: 16 micro-batches pay the fixed cost 15 more times than one.
+    spec["micro_batch_overhead_seconds"] = 0.01
+    spec["step_overhead_seconds"] = 0.0
+    one = ["--hosts", "1", "--ranks-per-host", "1", "--gflops", "10", "--max-micro-batches", "16"]
+    plans = planner.plan(spec, global_batch=16, extra_args=one)["plans"]
+    compute = {p["micro_batches"]: p["predicted"]["compute_ms"] for p in plans}
+    assert compute[16] - compute[1] == pytest.approx(15 * 10.0, rel=1e-6)
