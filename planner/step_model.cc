@@ -150,25 +150,26 @@ double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>
     return std::max(chain, p.microBatches * busiest / cores);
 }
 
-}  // namespace
+// The stages as balancedStages cuts them, each with its per-micro-batch times, and
+// the hop from each stage to the next (each way).
+struct Pipeline {
+    std::vector<Stage> stages;
+    std::vector<double> hop;
+};
 
-Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p) {
+Pipeline cutStages(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p, uint64_t mb,
+                   const std::vector<LayerTimes>& t, std::vector<uint32_t>* starts) {
     const std::vector<LayerSpec>& L = w.model.layers;
-    const uint64_t mb = w.globalBatch / p.dp / p.microBatches;
-    const std::vector<LayerTimes> t = layerTimes(w, c, comm, p, mb);
     std::vector<double> cost;
     std::vector<bool> cuts;
     for (const LayerTimes& lt : t) cost.push_back(lt.total());
     for (const LayerSpec& l : L) cuts.push_back(l.cutBefore);
-    Prediction out;
-    out.stageStarts = balancedStages(cost, p.pp, cuts);
-
-    std::vector<Stage> stages(p.pp);
-    std::vector<double> hop(p.pp, 0);  // from stage s to s + 1, each way
+    *starts = balancedStages(cost, p.pp, cuts);
+    Pipeline pl{std::vector<Stage>(p.pp), std::vector<double>(p.pp, 0)};
     for (uint32_t s = 0; s < p.pp; ++s) {
-        Stage& st = stages[s];
-        st.first = out.stageStarts[s];
-        st.end = s + 1 < p.pp ? out.stageStarts[s + 1] : static_cast<uint32_t>(L.size());
+        Stage& st = pl.stages[s];
+        st.first = (*starts)[s];
+        st.end = s + 1 < p.pp ? (*starts)[s + 1] : static_cast<uint32_t>(L.size());
         for (uint32_t i = st.first; i < st.end; ++i) {
             st.fwd += t[i].fwd + t[i].tpFwd;
             st.bwd += t[i].bwd + t[i].tpBwd;
@@ -177,31 +178,40 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
             st.tpBytes += t[i].tpBytes;
         }
         if (s + 1 < p.pp)
-            hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb)) +
-                     c.perCollectiveExtra();
+            pl.hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb)) +
+                        c.perCollectiveExtra();
     }
-    // The pipeline: every stage's first micro-batch in turn, then the slowest stage's pace.
+    for (uint32_t s = 0; s < p.pp; ++s) pl.stages[s].p2p = (s > 0 ? pl.hop[s - 1] : 0) + pl.hop[s];
+    return pl;
+}
+
+// The pipeline's forward and backward over every micro-batch: every stage's first
+// micro-batch in turn, then the slowest stage's pace. Fills the step's compute,
+// tp, p2p and bubble parts; returns the pipeline's seconds.
+double runPipeline(const Cluster& c, const Plan& p, const Pipeline& pl, Prediction* out) {
     double fill = 0, slot = 0;
     uint32_t slowest = 0;
     for (uint32_t s = 0; s < p.pp; ++s) {
-        stages[s].p2p = (s > 0 ? hop[s - 1] : 0) + hop[s];
-        fill += stages[s].fwd + stages[s].bwd + 2 * hop[s];
-        const double pace = stages[s].fwd + stages[s].bwd + stages[s].p2p;
+        const Stage& st = pl.stages[s];
+        fill += st.fwd + st.bwd + 2 * pl.hop[s];
+        const double pace = st.fwd + st.bwd + st.p2p;
         if (pace > slot) slot = pace, slowest = s;
     }
     double pipeline = fill + (p.microBatches - 1) * slot;
-    if (c.crowded() && p.pp > 1) pipeline = crowdedPipeline(c, p, stages, hop);
-    const Stage& b = stages[slowest];
+    if (c.crowded() && p.pp > 1) pipeline = crowdedPipeline(c, p, pl.stages, pl.hop);
+    const Stage& b = pl.stages[slowest];
     // On a crowded host the slowest stage can run faster than its share of a core
     // while others wait: its parts shrink with the pipeline.
     const double busy = p.microBatches * slot, scale = pipeline < busy ? pipeline / busy : 1.0;
-    out.computeSeconds = scale * p.microBatches * b.compute;
-    out.tpSeconds = scale * p.microBatches * b.tp;
-    out.p2pSeconds = scale * p.microBatches * b.p2p;
-    out.bubbleSeconds = std::max(0.0, pipeline - busy);
+    out->computeSeconds = scale * p.microBatches * b.compute;
+    out->tpSeconds = scale * p.microBatches * b.tp;
+    out->p2pSeconds = scale * p.microBatches * b.p2p;
+    out->bubbleSeconds = std::max(0.0, pipeline - busy);
+    return pipeline;
+}
 
-    // Gradient averaging per stage, after its last backward, which ends earlier the
-    // further the stage is from stage 0 (the backward still travels toward it).
+// How the bucketer averages a stage's gradients under plan `p` on cluster `c`.
+SyncOptions syncOptions(const Cluster& c, const Plan& p) {
     SyncOptions so;
     so.bucketBytes = p.bucketBytes;
     so.firstBucketBytes = p.firstBucketBytes;
@@ -213,10 +223,36 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
     so.perCollective = c.perCollectiveExtra();
     so.codecs = c.codecs;
     so.onRank = [&c](double idle) { return c.computeSeconds(idle); };
+    return so;
+}
+
+// The optimizer's seconds on a rank holding `weights` bytes of parameters.
+double optimizerSeconds(const Workload& w, const Cluster& c, uint64_t weights) {
+    if (w.model.stepOverheadSeconds > 0)  // measured: this rank's share of it, by its weights
+        return c.computeSeconds(w.model.stepOverheadSeconds * double(weights) /
+                                double(w.model.parameterCount() * w.model.dtypeBytes));
+    // It reads weights, gradients and its state and writes weights and state.
+    const double bytes = double(weights) * (3 + 2 * w.model.optimizerStatePerParam);
+    return c.elementwiseSeconds(bytes, bytes);
+}
+
+}  // namespace
+
+Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p) {
+    const std::vector<LayerSpec>& L = w.model.layers;
+    const uint64_t mb = w.globalBatch / p.dp / p.microBatches;
+    const std::vector<LayerTimes> t = layerTimes(w, c, comm, p, mb);
+    Prediction out;
+    const Pipeline pl = cutStages(w, c, comm, p, mb, t, &out.stageStarts);
+    const double pipeline = runPipeline(c, p, pl, &out);
+
+    // Gradient averaging per stage, after its last backward, which ends earlier the
+    // further the stage is from stage 0 (the backward still travels toward it).
+    SyncOptions so = syncOptions(c, p);
     const GroupLayout dpGroup = dataLayout(c.platform, p.dp, p.tp, p.pp);
     double step = 0, slack = 0;
     for (uint32_t s = 0; s < p.pp; ++s) {
-        const Stage& st = stages[s];
+        const Stage& st = pl.stages[s];
         std::vector<Gradient> grads;
         double at = 0;
         uint64_t weights = 0, activations = 0;
@@ -229,15 +265,10 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
         }
         so.backwardSeconds = st.bwd;
         const SyncResult sync = simulateGradientSync(comm, dpGroup, grads, so);
-        // The optimizer reads weights, gradients and its state and writes weights and state.
-        const double optimizerBytes = double(weights) * (3 + 2 * w.model.optimizerStatePerParam);
-        double optimizer = c.elementwiseSeconds(optimizerBytes, optimizerBytes);
-        if (w.model.stepOverheadSeconds > 0)  // measured: this rank's share of it, by its weights
-            optimizer = c.computeSeconds(w.model.stepOverheadSeconds * double(weights) /
-                                         double(w.model.parameterCount() * w.model.dtypeBytes));
+        const double optimizer = optimizerSeconds(w, c, weights);
         const double finish = pipeline - slack + sync.exposedSeconds + optimizer;
         if (finish > step) step = finish, out.optimizerSeconds = optimizer;
-        slack += st.bwd + hop[s];
+        slack += st.bwd + pl.hop[s];
         out.dpCommSeconds = std::max(out.dpCommSeconds, sync.commSeconds);
         // 1F1B: stage s holds the activations of at most pp - s micro-batches at once.
         const uint64_t inFlight = std::min<uint64_t>(p.microBatches, p.pp - s);

@@ -104,81 +104,129 @@ double pipelineStep(hostccl::ParallelGroups& groups, Model& model, const std::ve
 struct Totals {
     double stepMs = 0, computeMs = 0, exposedMs = 0, commMs = 0, tpMs = 0, wireBytes = 0;
     uint32_t steps = 0;
+    void add(double step, double compute, double exposed, const hostccl::GradientBucketer::StepStats& st, double tp) {
+        stepMs += step;
+        computeMs += compute;
+        exposedMs += exposed;
+        commMs += st.commMs;
+        tpMs += tp;
+        wireBytes += double(st.wireBytes);
+        ++steps;
+    }
 };
 
-int train(const Flags& f, hostccl::Communicator& world) {
-    const uint32_t n = world.size(), me = world.rank();
+// The rank counts the flags ask for, checked before any group is made.
+void checkDegrees(const Flags& f, uint32_t n) {
     if (f.tp == 0 || n % f.tp != 0) throw hostccl::Error(HCCL_E_PARA, "--tp must divide the rank count");
     if (f.pp == 0 || n % (f.tp * f.pp) != 0) throw hostccl::Error(HCCL_E_PARA, "--tp x --pp must divide the rank count");
     if (f.pp > f.shape.blocks + 1)
         throw hostccl::Error(HCCL_E_PARA, "--pp " + std::to_string(f.pp) + " is more stages than " +
                                               std::to_string(f.shape.blocks) + " blocks and the head");
-    hostccl::ParallelGroups groups(world, n / (f.tp * f.pp), f.tp, f.pp);
-    const uint32_t dp = groups.dataParallelSize(), d = groups.dataParallelRank(), stage = groups.pipelineStage();
-    if (f.planDp != 0 && f.planDp != dp)
+}
+
+// This rank's place: its replica's batch, the micro-batch size and its stage's layers.
+struct Place {
+    uint32_t dp = 1, replica = 0, stage = 0, local = 0, micro = 0;
+    StagePart part;
+};
+
+Place placeOf(const Flags& f, hostccl::ParallelGroups& groups, uint32_t n) {
+    Place pl;
+    pl.dp = groups.dataParallelSize(), pl.replica = groups.dataParallelRank(), pl.stage = groups.pipelineStage();
+    if (f.planDp != 0 && f.planDp != pl.dp)
         throw hostccl::Error(HCCL_E_PARA, "--plan: the plan's dp " + std::to_string(f.planDp) + " x tp " + std::to_string(f.tp) +
                                               " x pp " + std::to_string(f.pp) + " is not the " + std::to_string(n) + " ranks");
-    StagePart part;
     std::string why;
     const std::vector<uint32_t> starts = f.stageStarts.empty() ? evenStageStarts(f.shape, f.pp) : f.stageStarts;
-    if (starts.size() != f.pp || !stagePart(f.shape, starts, stage, &part, &why))
+    if (starts.size() != f.pp || !stagePart(f.shape, starts, pl.stage, &pl.part, &why))
         throw hostccl::Error(HCCL_E_PARA, "pipeline stages: " + (why.empty() ? "one start per stage expected" : why));
-    if (f.batch % dp != 0) throw hostccl::Error(HCCL_E_PARA, "--batch must be a multiple of the data-parallel degree");
-    const uint32_t local = f.batch / dp;
-    if (f.microBatches == 0 || local % f.microBatches != 0)
-        throw hostccl::Error(HCCL_E_PARA, "--micro-batches must divide the replica's batch of " + std::to_string(local));
-    const uint32_t micro = local / f.microBatches;
+    if (f.batch % pl.dp != 0) throw hostccl::Error(HCCL_E_PARA, "--batch must be a multiple of the data-parallel degree");
+    pl.local = f.batch / pl.dp;
+    if (f.microBatches == 0 || pl.local % f.microBatches != 0)
+        throw hostccl::Error(HCCL_E_PARA, "--micro-batches must divide the replica's batch of " + std::to_string(pl.local));
+    pl.micro = pl.local / f.microBatches;
+    return pl;
+}
+
+// Every parameter's gradient in the bucketer, in backward order; its bucket id by
+// parameter. Shards and replicated parameters in separate buckets: a compressor's
+// choices for a replicated tensor must not depend on shards, which differ between TP ranks.
+std::vector<size_t> bucketParameters(Model& model, hostccl::GradientBucketer& buckets) {
+    std::vector<size_t> bucketId(model.parameters().size());
+    for (size_t id : model.backwardOrder()) {
+        Parameter& p = model.parameters()[id];
+        bucketId[id] = buckets.add(p.grad, p.sharded ? 1 : 0);
+    }
+    return bucketId;
+}
+
+void printHeader(const Flags& f, Model& model, hostccl::ParallelGroups& groups, uint32_t n, uint32_t dp, bool table) {
+    size_t params = 0;
+    for (auto& p : model.parameters()) params += p.value.size();
+    std::printf("# train_mlp: %u ranks (dp %u x tp %u x pp %u, tp inside a host: %s), %zu parameters on rank 0, batch %u in %u micro-batches, "
+                "compression %s, buckets %.3g MiB (first %.3g MiB), overlap %s\n",
+                n, dp, f.tp, f.pp, groups.tensorParallelWithinHost() ? "yes" : "no", params, f.batch, f.microBatches,
+                f.compression.c_str(), f.bucketMiB, f.firstBucketMiB, f.noOverlap ? "off" : "on");
+    if (table) std::printf("# %5s %9s %9s %10s %12s %9s %9s %10s\n", "step", "loss", "step_ms", "compute_ms",
+                           "exposed_ms", "comm_ms", "tp_ms", "wire_KiB");
+}
+
+// One step's forward and backward over its micro-batches (through the pipeline's
+// stages when there are several); the replica's mean loss (the last stage's).
+double computeStep(const Flags& f, hostccl::ParallelGroups& groups, Model& model, const Place& pl, const std::vector<float>& x,
+                   const std::vector<uint32_t>& labels, const std::function<void(size_t)>& ready) {
+    if (f.pp > 1)
+        return pipelineStep(groups, model, x, labels, pl.micro, f.microBatches, f.shape.features, f.shape.width, ready) /
+               f.microBatches;
+    double loss = 0;
+    const size_t rows = size_t(pl.micro) * f.shape.features;
+    for (uint32_t m = 0; m < f.microBatches; ++m)
+        loss += model.step(std::span<const float>(x).subspan(m * rows, rows),
+                           std::span<const uint32_t>(labels).subspan(size_t(m) * pl.micro, pl.micro), pl.micro, ready,
+                           MicroBatch{m, f.microBatches}) /
+                f.microBatches;
+    return loss;
+}
+
+void printSummary(const Flags& f, uint32_t n, uint32_t dp, double firstLoss, double loss, const Totals& t, size_t bucketCount) {
+    const double k = t.steps ? t.steps : 1;
+    std::printf("summary: ranks=%u dp=%u tp=%u pp=%u micro_batches=%u compression=%s overlap=%s steps=%u first_loss=%.5f final_loss=%.5f "
+                "step_ms=%.2f compute_ms=%.2f exposed_comm_ms=%.2f comm_ms=%.2f tp_ms=%.2f wire_bytes_per_step=%.0f "
+                "buckets=%zu params_identical=yes\n",
+                n, dp, f.tp, f.pp, f.microBatches, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
+                t.stepMs / k, t.computeMs / k, t.exposedMs / k, t.commMs / k, t.tpMs / k, t.wireBytes / k, bucketCount);
+}
+
+int train(const Flags& f, hostccl::Communicator& world) {
+    const uint32_t n = world.size(), me = world.rank();
+    checkDegrees(f, n);
+    hostccl::ParallelGroups groups(world, n / (f.tp * f.pp), f.tp, f.pp);
+    const Place pl = placeOf(f, groups, n);
     Dataset data(f.shape.features, f.shape.classes, f.separation, f.seed);
-    Model model(f.shape, groups.tensorParallel(), f.seed, part);
+    Model model(f.shape, groups.tensorParallel(), f.seed, pl.part);
     hostccl::BucketOptions bo;
     bo.bucketBytes = size_t(f.bucketMiB * (1 << 20));
     bo.firstBucketBytes = size_t(f.firstBucketMiB * (1 << 20));
     bo.overlap = !f.noOverlap;
     hostccl::GradientBucketer buckets(groups.dataParallel(), bo, hostccl::makeCompressor(f.compression));
-    std::vector<size_t> bucketId(model.parameters().size());
-    // Shards and replicated parameters in separate buckets: a compressor's choices
-    // for a replicated tensor must not depend on shards, which differ between TP ranks.
-    for (size_t id : model.backwardOrder()) {
-        Parameter& p = model.parameters()[id];
-        bucketId[id] = buckets.add(p.grad, p.sharded ? 1 : 0);
-    }
-
+    const std::vector<size_t> bucketId = bucketParameters(model, buckets);
     // One replica has nothing to average: its gradients are used as they stand,
     // without the bucketer's copies.
-    const bool averaging = dp > 1;
+    const bool averaging = pl.dp > 1;
     const bool print = me == 0 && !f.quiet;
-    if (me == 0) {
-        size_t params = 0;
-        for (auto& p : model.parameters()) params += p.value.size();
-        std::printf("# train_mlp: %u ranks (dp %u x tp %u x pp %u, tp inside a host: %s), %zu parameters on rank 0, batch %u in %u micro-batches, "
-                    "compression %s, buckets %.3g MiB (first %.3g MiB), overlap %s\n",
-                    n, dp, f.tp, f.pp, groups.tensorParallelWithinHost() ? "yes" : "no", params, f.batch, f.microBatches,
-                    f.compression.c_str(), f.bucketMiB, f.firstBucketMiB, f.noOverlap ? "off" : "on");
-        if (print) std::printf("# %5s %9s %9s %10s %12s %9s %9s %10s\n", "step", "loss", "step_ms", "compute_ms",
-                               "exposed_ms", "comm_ms", "tp_ms", "wire_KiB");
-    }
-    std::vector<float> x(size_t(local) * f.shape.features);
-    std::vector<uint32_t> labels(local);
+    if (me == 0) printHeader(f, model, groups, n, pl.dp, print);
+    auto ready = [&](size_t id) {
+        if (averaging) buckets.ready(bucketId[id]);
+    };
+    std::vector<float> x(size_t(pl.local) * f.shape.features);
+    std::vector<uint32_t> labels(pl.local);
     double firstLoss = 0, loss = 0;
     Totals totals;
     for (uint32_t step = 0; step < f.steps; ++step) {
-        for (uint32_t i = 0; i < local; ++i)
-            labels[i] = data.sample(uint64_t(step) * f.batch + d * local + i, &x[size_t(i) * f.shape.features]);
+        for (uint32_t i = 0; i < pl.local; ++i)
+            labels[i] = data.sample(uint64_t(step) * f.batch + pl.replica * pl.local + i, &x[size_t(i) * f.shape.features]);
         auto t0 = Clock::now();
-        double localLoss = 0;
-        auto ready = [&](size_t id) {
-            if (averaging) buckets.ready(bucketId[id]);
-        };
-        if (f.pp > 1)
-            localLoss = pipelineStep(groups, model, x, labels, micro, f.microBatches, f.shape.features, f.shape.width, ready) /
-                        f.microBatches;
-        for (uint32_t m = 0; m < f.microBatches && f.pp == 1; ++m) {
-            const size_t rows = size_t(micro) * f.shape.features;
-            localLoss += model.step(std::span<const float>(x).subspan(m * rows, rows),
-                                    std::span<const uint32_t>(labels).subspan(size_t(m) * micro, micro), micro,
-                                    ready, MicroBatch{m, f.microBatches}) /
-                         f.microBatches;
-        }
+        double localLoss = computeStep(f, groups, model, pl, x, labels, ready);
         double computeMs = msSince(t0);
         auto t1 = Clock::now();
         if (averaging) buckets.waitAll();
@@ -189,9 +237,9 @@ int train(const Flags& f, hostccl::Communicator& world) {
         // The last stage's ranks hold the loss (each TP rank the same): averaged over the replicas.
         if (!groups.isLastStage()) localLoss = 0;
         world.allReduce(std::span<double>(&localLoss, 1)).wait();
-        loss = localLoss / (dp * f.tp);
+        loss = localLoss / (pl.dp * f.tp);
         if (step == 0) firstLoss = loss;
-        if (!parametersAgree(world, model, groups.tensorParallelRank(), stage)) {
+        if (!parametersAgree(world, model, groups.tensorParallelRank(), pl.stage)) {
             std::fprintf(stderr, "rank %u: parameters differ between ranks after step %u\n", me, step);
             return 1;
         }
@@ -199,25 +247,10 @@ int train(const Flags& f, hostccl::Communicator& world) {
         if (print)
             std::printf("  %5u %9.5f %9.2f %10.2f %12.2f %9.2f %9.2f %10.1f\n", step, loss, stepMs,
                         computeMs - model.tpWaitMs(), exposedMs, st.commMs, model.tpWaitMs(), st.wireBytes / 1024.0);
-        if (step >= 2 || f.steps <= 2) {  // the first steps warm caches and connections
-            totals.stepMs += stepMs;
-            totals.computeMs += computeMs - model.tpWaitMs();
-            totals.exposedMs += exposedMs;
-            totals.commMs += st.commMs;
-            totals.tpMs += model.tpWaitMs();
-            totals.wireBytes += double(st.wireBytes);
-            ++totals.steps;
-        }
+        if (step >= 2 || f.steps <= 2)  // the first steps warm caches and connections
+            totals.add(stepMs, computeMs - model.tpWaitMs(), exposedMs, st, model.tpWaitMs());
     }
-    if (me == 0) {
-        double k = totals.steps ? totals.steps : 1;
-        std::printf("summary: ranks=%u dp=%u tp=%u pp=%u micro_batches=%u compression=%s overlap=%s steps=%u first_loss=%.5f final_loss=%.5f "
-                    "step_ms=%.2f compute_ms=%.2f exposed_comm_ms=%.2f comm_ms=%.2f tp_ms=%.2f wire_bytes_per_step=%.0f "
-                    "buckets=%zu params_identical=yes\n",
-                    n, dp, f.tp, f.pp, f.microBatches, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
-                    totals.stepMs / k, totals.computeMs / k, totals.exposedMs / k, totals.commMs / k, totals.tpMs / k,
-                    totals.wireBytes / k, buckets.bucketCount());
-    }
+    if (me == 0) printSummary(f, n, pl.dp, firstLoss, loss, totals, buckets.bucketCount());
     return 0;
 }
 

@@ -127,6 +127,45 @@ TEST(Handshake, AcceptsTheSecretAndRejectsAnyOther) {
     EXPECT_FALSE(clientOk);
 }
 
+// A server whose first `turnAway` connections are closed at the door (its handshake
+// slots taken), then proves `serverSecret` to the next one. Returns what the client
+// dialling it got, and how many connections the server saw.
+std::pair<bool, int> dialAServerThatTurnsAway(int turnAway, const Secret& serverSecret, const Secret& clientSecret) {
+    std::string err;
+    net::Fd listener = net::listenTcp("127.0.0.1", 0, &err);
+    EXPECT_TRUE(listener.valid()) << err;
+    const auto deadline = Deadline::after(std::chrono::milliseconds(5000));
+    int seen = 0;
+    std::thread server([&] {
+        for (;; ++seen) {
+            std::string why;
+            net::Fd fd = net::acceptTcp(listener.get(), deadline, &why);
+            if (!fd.valid()) return;
+            if (seen < turnAway) continue;  // closed unread: the client sees a reset or EOF
+            net::Hello hello{};
+            net::readHello(fd.get(), &hello, deadline, &why) && net::serverHandshake(fd.get(), serverSecret, hello, deadline, &why);
+            ++seen;
+            return;
+        }
+    });
+    const net::Hello hello = net::makeHello(net::Purpose::PeerLink, 42, 1, 0);
+    net::Fd fd = net::dialProven(net::Endpoint{"127.0.0.1", net::boundPort(listener.get())}, clientSecret, hello, deadline, &err);
+    const bool ok = fd.valid();
+    fd.reset();
+    server.join();
+    return {ok, seen};
+}
+
+TEST(Handshake, ADialTurnedAwayAtTheDoorTriesAgainButAWrongProofIsFinal) {
+    const Secret s = randomSecret();
+    EXPECT_EQ(dialAServerThatTurnsAway(3, s, s), std::make_pair(true, 4));
+    Secret other = s;
+    other.k0 ^= 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(dialAServerThatTurnsAway(0, s, other), std::make_pair(false, 1));  // one try, not until the deadline
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+}
+
 TEST(SocketIfname, FollowsHcclGrammar) {
     EXPECT_TRUE(net::interfaceAdmitted("", "eth0"));
     EXPECT_TRUE(net::interfaceAdmitted("eth,enp", "enp3s0"));

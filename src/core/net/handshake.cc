@@ -1,6 +1,9 @@
 #include "core/net/handshake.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "core/net/socket.h"
 
@@ -55,10 +58,13 @@ bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err) {
     return recvAll(fd, hello, sizeof *hello, deadline, err) && checkHello(*hello, err);
 }
 
-bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err) {
+bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err,
+                     bool* turnedAway) {
+    if (turnedAway != nullptr) *turnedAway = true;
     if (!sendAll(fd, &hello, sizeof hello, deadline, err)) return false;
     ServerProof sp{};
     if (!recvAll(fd, &sp, sizeof sp, deadline, err)) return false;
+    if (turnedAway != nullptr) *turnedAway = false;
     if (sp.mac != proof(secret, 'S', hello.nonce, hello)) {
         *err = "server failed to prove the job secret";
         return false;
@@ -75,9 +81,20 @@ bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline 
 }
 
 Fd dialProven(const Endpoint& to, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err) {
-    Fd fd = connectTcp(to, deadline, err);
-    if (!fd.valid()) return fd;
-    if (clientHandshake(fd.get(), secret, hello, deadline, err)) return fd;
+    Hello h = hello;
+    auto pause = std::chrono::milliseconds(10);
+    for (;;) {
+        Fd fd = connectTcp(to, deadline, err);
+        if (!fd.valid()) return fd;
+        bool turnedAway = false;
+        if (clientHandshake(fd.get(), secret, h, deadline, err, &turnedAway)) return fd;
+        if (!turnedAway || deadline.expired()) break;
+        fd = Fd();
+        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(pause, std::chrono::milliseconds(deadline.remainingMs(1000))));
+        pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+        h.nonce = randomU64();  // a fresh challenge for the new connection
+        if (deadline.expired()) break;
+    }
     *err = "handshake: " + *err;
     return Fd();
 }

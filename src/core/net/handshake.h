@@ -40,9 +40,14 @@ bool checkHello(const Hello& hello, std::string* err);
 bool readHello(int fd, Hello* hello, Deadline deadline, std::string* err);
 
 // Client: sends `hello`, checks the server's proof, sends its own, waits for acceptance.
-bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
+// `turnedAway` (if given): whether it failed before the server proved anything (the
+// connection closed or reset at the door), which a retry may get past.
+bool clientHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err,
+                     bool* turnedAway = nullptr);
 // Connects to `to` and runs the client side: a connection both ends have proven, or
-// an invalid Fd with `err` naming the step that failed.
+// an invalid Fd with `err` naming the step that failed. A server that turns the
+// connection away before proving itself (its handshake slots all taken by strangers,
+// say) is dialled again, with back-off, until the deadline; a wrong proof is final.
 Fd dialProven(const Endpoint& to, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
 // Server: `hello` was already read; proves itself and checks the client's proof.
 bool serverHandshake(int fd, const Secret& secret, const Hello& hello, Deadline deadline, std::string* err);
