@@ -27,44 +27,20 @@ done
 bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
 root=$PWD perf=$PWD/build/bench/perf sim=$PWD/build/tools/sim/hostccl-sim
 logs=$(mktemp -d /tmp/hostccl-simhosts.XXXXXX)
-tag=sv$$ bridge=sv$$br made=0
+hosts_tag=sv$$
+source bench/emulated_hosts.sh
+trap emulated_hosts_down EXIT
 
-teardown() {
-    local h
-    for h in $(seq 0 $((made - 1))); do ip netns del "$tag$h" 2>/dev/null; ip link del "$tag$h" 2>/dev/null; done
-    ip link del "$bridge" 2>/dev/null
-    made=0
-}
-trap teardown EXIT
-
-# hosts <count> <rate>: namespaces $tag0.. at 10.236.0.1.., each veth shaped both ways
+# hosts <count> <rate>: namespaces $hosts_tag0.. at 10.236.0.1.., each veth shaped both ways
 hosts() {
-    local h
-    teardown
-    ip link add "$bridge" type bridge && ip link set "$bridge" up || exit 1
-    for h in $(seq 0 $(($1 - 1))); do
-        ip netns add "$tag$h" && made=$((h + 1))
-        ip link add "$tag$h" type veth peer name "${tag}p$h" && ip link set "${tag}p$h" netns "$tag$h"
-        ip link set "$tag$h" master "$bridge" && ip link set "$tag$h" up
-        ip -n "$tag$h" addr add 10.236.0.$((h + 1))/24 dev "${tag}p$h"
-        ip -n "$tag$h" link set "${tag}p$h" up && ip -n "$tag$h" link set lo up
-        if [ "$2" != none ]; then
-            tc qdisc add dev "$tag$h" root tbf rate "$2" burst 256kb latency 50ms
-            ip netns exec "$tag$h" tc qdisc add dev "${tag}p$h" root tbf rate "$2" burst 256kb latency 50ms
-        fi
-    done
+    emulated_hosts_up "$1" "$2" || exit 1
 }
 
 # launch <n> <program...>: one process per rank on its host; rank 0's output on stdout
 launch() {
-    local n=$1 port=$((20000 + RANDOM % 12000)) pids=()
+    local n=$1
     shift
-    for r in $(seq 0 $((n - 1))); do
-        ip netns exec "$tag$((r / per_host))" env RANK=$r WORLD_SIZE=$n LOCAL_RANK=$((r % per_host)) \
-            HOSTCCL_ROOT_ADDR=10.236.0.1:$port timeout 600 "$@" > "$logs/rank.$r" 2>&1 &
-        pids+=($!)
-    done
-    wait "${pids[@]}"
+    emulated_launch "$n" "$per_host" "$logs" "$@"
     cat "$logs/rank.0"
 }
 
