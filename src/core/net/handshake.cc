@@ -5,6 +5,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/log.h"
 #include "core/net/socket.h"
 
 namespace hostccl::net {
@@ -89,6 +90,7 @@ Fd dialProven(const Endpoint& to, const Secret& secret, const Hello& hello, Dead
         bool turnedAway = false;
         if (clientHandshake(fd.get(), secret, h, deadline, err, &turnedAway)) return fd;
         if (!turnedAway || deadline.expired()) break;
+        log::debug("dial {}: turned away before the handshake ({}); trying again in {} ms", to.str(), *err, pause.count());
         fd = Fd();
         std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(pause, std::chrono::milliseconds(deadline.remainingMs(1000))));
         pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
