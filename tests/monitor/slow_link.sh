@@ -47,13 +47,16 @@ for r in 0 1 2; do
         >/tmp/$tag-out-$r 2>&1 &
     pids+=($!)
 done
-found=""
+# Poll until both forms name it: early in the job (the init probe's bytes and the
+# first op) a link sits near the rule's threshold and one query may judge it slow
+# while the next, a moment later, does not.
+found="" text=""
 for _ in $(seq 1 150); do
     sleep 0.4
     view=$(ip netns exec "${tag}a" "$status" 10.233.0.1:$metrics --json 2>/dev/null) || true
-    echo "$view" | grep -q '"kind": "slow_link"' && { found=$view; break; }
+    text=$(ip netns exec "${tag}a" "$status" 10.233.0.1:$metrics 2>&1) || true
+    echo "$view" | grep -q '"kind": "slow_link"' && echo "$text" | grep -q "slow link: rank 2 (" && { found=$view; break; }
 done
-text=$(ip netns exec "${tag}a" "$status" 10.233.0.1:$metrics 2>&1)  # while the ranks hold still
 fail=0
 for i in 0 1 2; do
     wait "${pids[$i]}" || { echo "rank $i failed:"; cat /tmp/$tag-out-$i; fail=1; }
