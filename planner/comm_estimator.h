@@ -1,6 +1,7 @@
 // Collective times for a plan's groups, from the simulator: the real algorithms,
 // picked by the real selector, on the group's part of the cluster (group_layout.h),
-// on virtual time. Each (layout, collective, size) is simulated once.
+// on virtual time, at the rates of data out of cache. Each (layout, collective,
+// size) is simulated once.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,8 @@ namespace hostccl::plan {
 
 class CommEstimator {
 public:
-    explicit CommEstimator(const sim::Platform& world);
+    // `dataInCache`: ops whose data is in cache (the crowding probe's), not a step's.
+    explicit CommEstimator(const sim::Platform& world, bool dataInCache = false);
     ~CommEstimator();
 
     // Seconds for one op of `bytes` as nccl-tests count them (allreduce: the vector;
@@ -36,6 +38,7 @@ private:
     sim::Simulation& simulationFor(const GroupLayout& g);
 
     sim::Platform world_;
+    bool dataInCache_;
     std::map<GroupLayout, std::unique_ptr<sim::Simulation>> sims_;
     std::map<std::tuple<GroupLayout, int, uint64_t>, double> cache_;
     uint64_t simulated_ = 0;

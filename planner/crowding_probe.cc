@@ -1,107 +1,108 @@
 #include "planner/crowding_probe.h"
 
-#include <cblas.h>
-#include <fmt/format.h>
-
 #include <algorithm>
-#include <atomic>
-#include <chrono>
-#include <thread>
 #include <vector>
-
-#include "hccl/hccl.h"
-#include "hostccl/hostccl.h"
 
 namespace hostccl::plan {
 
 namespace {
-constexpr int kRounds = 7, kIters = 40, kGemmN = 256, kGemmsPerSegment = 3;  // about 1 ms a segment
+constexpr int kRounds = 7;
+// The sync cost's two intervals: about 1 ms and 5 ms of compute on an idle core
+// between collectives, as many rounds of each (the longer in fewer iterations).
+struct Interval {
+    int gemms, iters;
+};
+constexpr Interval kShort{3, 40}, kLong{16, 20};
+// The pipeline: 2 sgemms forward and 4 backward per micro-batch and stage (about
+// what 4 stages of the example MLP's 4 micro-batches do), a few steps of it.
+constexpr int kForwardGemms = 2, kPipelineSteps = 5, kPipelineRounds = 3;
 
-struct Rank {
-    HcclComm comm = nullptr;
-    aclrtStream stream = nullptr;
-    std::vector<float> a, b, c, data;
-    HcclResult rc = HCCL_SUCCESS;
+// Every rank runs `in.iters` segments, each followed (`withSync`) by an allreduce.
+double timeRounds(std::vector<ProbeRank>& ranks, const Interval& in, bool withSync) {
+    return timeTogether(ranks.size(), [&](size_t i) {
+        for (int k = 0; k < in.iters; ++k) {
+            ranks[i].gemms(in.gemms);
+            if (withSync) ranks[i].allReduce();
+        }
+    });
+}
 
-    void segment() {
-        for (int g = 0; g < kGemmsPerSegment; ++g)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kGemmN, kGemmN, kGemmN, 1.f, a.data(), kGemmN, b.data(),
-                        kGemmN, 0.f, c.data(), kGemmN);
-    }
-    void sync() {
-        if (rc != HCCL_SUCCESS) return;
-        rc = HcclAllReduce(data.data(), data.data(), data.size(), HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream);
-        if (rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS) rc = HCCL_E_RUNTIME;
-    }
+struct IntervalCost {
+    double computeAlone = 1e9;  // one segment on an idle core, seconds (best round)
+    double together = 1e9;      // the segments with every rank at once, no collective (best round)
+    double perSync = 0;         // seconds a collective adds (mean over rounds)
 };
 
-// Wall seconds for every rank to run kIters rounds, each a segment and (`withSync`) an
-// allreduce, from a common start.
-double timeRounds(std::vector<Rank>& ranks, bool withSync) {
-    std::atomic<uint32_t> ready{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> threads;
-    for (Rank& r : ranks)
-        threads.emplace_back([&, rp = &r] {
-            ready.fetch_add(1);
-            while (!go.load()) std::this_thread::yield();
-            for (int i = 0; i < kIters; ++i) {
-                rp->segment();
-                if (withSync) rp->sync();
-            }
-        });
-    while (ready.load() < ranks.size()) std::this_thread::yield();
-    const auto began = std::chrono::steady_clock::now();
-    go.store(true);
-    for (std::thread& t : threads) t.join();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+// The sync cost after `in`'s compute: the mean over every round (where the
+// scheduler puts the ranks varies from round to round, and a median of rounds
+// still moved 4x between probes); the compute times: best rounds (other load only
+// adds to them).
+IntervalCost measureInterval(std::vector<ProbeRank>& ranks, const Interval& in) {
+    std::vector<ProbeRank> one(1, ranks[0]);  // its buffers; it never syncs alone
+    IntervalCost c;
+    double sum = 0;
+    for (int round = 0; round < kRounds; ++round) {
+        const double t = timeRounds(ranks, in, false);
+        c.computeAlone = std::min(c.computeAlone, timeRounds(one, in, false) / in.iters);
+        c.together = std::min(c.together, t);
+        sum += (timeRounds(ranks, in, true) - t) / in.iters;
+    }
+    c.perSync = sum / kRounds;
+    return c;
+}
+
+// One step of a pipeline with rank s as stage s: every micro-batch forward, then
+// every one backward in reverse (GPipe, as train_mlp), each handed on.
+void pipelineStep(std::vector<ProbeRank>& ranks, size_t s, int microBatches) {
+    const uint32_t n = uint32_t(ranks.size()), me = uint32_t(s);
+    ProbeRank& r = ranks[s];
+    for (int m = 0; m < microBatches; ++m) {
+        if (me > 0) r.recv(me - 1);
+        r.gemms(kForwardGemms);
+        if (me + 1 < n) r.send(me + 1);
+    }
+    for (int m = 0; m < microBatches; ++m) {
+        if (me + 1 < n) r.recv(me + 1);
+        r.gemms(2 * kForwardGemms);
+        if (me > 0) r.send(me - 1);
+    }
+}
+
+// Seconds per hand-off while the pipeline fills and drains, beyond the longer of
+// its dependency chain at a core per stage and its compute over the cores.
+double measureHandoff(std::vector<ProbeRank>& ranks, double cores) {
+    const size_t n = ranks.size();
+    const int mb = int(n);
+    std::vector<ProbeRank> one(1, ranks[0]);
+    double pass = 1e9, mean = 0;  // one stage's micro-batch, forward and backward, alone
+    timeTogether(n, [&](size_t s) { pipelineStep(ranks, s, mb); });  // warm
+    for (int round = 0; round < kPipelineRounds; ++round) {
+        pass = std::min(pass, timeTogether(1, [&](size_t) { one[0].gemms(3 * kForwardGemms * kPipelineSteps); }) /
+                                  kPipelineSteps);
+        mean += timeTogether(n, [&](size_t s) {
+                    for (int k = 0; k < kPipelineSteps; ++k) pipelineStep(ranks, s, mb);
+                }) / kPipelineSteps / kPipelineRounds;
+    }
+    const double chain = double(n + mb - 1) * pass, compute = double(n) * mb * pass / std::min(cores, double(n));
+    return std::max(0.0, (mean - std::max(chain, compute)) / (2.0 * double(n - 1)));
 }
 }  // namespace
 
 bool measureHostSharing(uint32_t count, double cores, HostSharing* out, std::string* why) {
-    openblas_set_num_threads(1);
-    std::vector<Rank> ranks(count);
-    std::vector<HcclComm> comms(count);
-    std::vector<int32_t> devices(count);
-    for (uint32_t i = 0; i < count; ++i) devices[i] = int32_t(i);
-    HcclResult rc = HcclCommInitAll(count, devices.data(), comms.data());
-    if (rc != HCCL_SUCCESS) return *why = fmt::format("creating {} ranks to time a sync failed: {}", count, HcclGetErrorString(rc)), false;
-    bool ok = true;
-    for (uint32_t i = 0; i < count; ++i) {
-        Rank& r = ranks[i];
-        r.comm = comms[i];
-        ok = ok && aclrtCreateStream(&r.stream) == ACL_SUCCESS;
-        r.a.assign(kGemmN * kGemmN, 0.5f), r.b.assign(kGemmN * kGemmN, 0.25f), r.c.assign(kGemmN * kGemmN, 0.f);
-        r.data.assign(kSyncProbeBytes / sizeof(float), 1.f);
+    std::vector<ProbeRank> ranks;
+    if (openProbeRanks(count, &ranks, why)) {
+        timeRounds(ranks, kShort, true);  // warm: links, pages, caches
+        const IntervalCost s = measureInterval(ranks, kShort), l = measureInterval(ranks, kLong);
+        // The part per second of compute from the long interval (a line through 0:
+        // the slope between the two moved from 0 to 8 % probe to probe, the ratio at
+        // 1.3-15 ms stayed within 12-17 %), the fixed part what the short one has beyond it.
+        out->syncPerCompute = std::max(0.0, l.perSync / l.computeAlone);
+        out->syncBase = std::max(0.0, s.perSync - out->syncPerCompute * s.computeAlone);
+        // The slowdown: all ranks at one rank's pace would take count / cores times as long as one.
+        out->computeSlowdown = std::max(1.0, s.together / (s.computeAlone * kShort.iters * std::max(1.0, count / cores)));
+        out->handoff = count > 1 ? measureHandoff(ranks, cores) : 0.0;
     }
-    std::vector<double> extra;
-    double alone = 1e9, together = 1e9;
-    if (ok) {
-        timeRounds(ranks, true);  // warm: links, pages, caches
-        std::vector<Rank> one(1);
-        one[0] = ranks[0];  // its buffers; it never syncs alone
-        for (int round = 0; round < kRounds; ++round) {
-            const double t = timeRounds(ranks, false);
-            alone = std::min(alone, timeRounds(one, false));
-            together = std::min(together, t);
-            extra.push_back((timeRounds(ranks, true) - t) / kIters);
-        }
-    }
-    // The sync cost: the mean over every round (where the scheduler puts the ranks
-    // varies from round to round, and a median of rounds still moved 4x between
-    // probes). The slowdown: the best rounds' ratio (other load only adds to either);
-    // all ranks at one rank's pace would take count / cores times as long as one.
-    double sum = 0;
-    for (double e : extra) sum += e;
-    out->perSync = extra.empty() ? 0.0 : std::max(0.0, sum / double(extra.size()));
-    out->computeSlowdown = ok ? std::max(1.0, together / (alone * std::max(1.0, count / cores))) : 1.0;
-    for (Rank& r : ranks) {
-        if (r.rc != HCCL_SUCCESS && ok) *why = fmt::format("timing a sync: allreduce failed: {}", HcclGetErrorString(r.rc)), ok = false;
-        if (r.stream != nullptr) aclrtDestroyStream(r.stream);
-        HcclCommDestroy(r.comm);
-    }
-    if (!ok && why->empty()) *why = "timing a sync: cannot create a stream";
-    return ok;
+    return closeProbeRanks(&ranks, why);
 }
 
 }  // namespace hostccl::plan

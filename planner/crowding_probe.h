@@ -1,21 +1,33 @@
-// On a host running more ranks than it has cores, a collective between phases of
-// compute costs more than the op itself: the scheduler shares the cores, so the
-// ranks reach it at different times, and each one that waits must be woken again.
-// Measured here: `ranks` thread ranks alternate about a millisecond of sgemm with
-// a 64 KiB allreduce; the cost of one sync is the time this adds per round over
-// the same compute alone (all ranks running, no collective), best of three.
+// What a host running more ranks than it has cores costs beyond sharing them,
+// measured with thread ranks (planner/probe_ranks.h):
+// - a collective between phases of compute costs more than the op itself: the
+//   scheduler shares the cores, so the ranks reach it at different times, and each
+//   one that waits must be woken again. How far apart they arrive grows with the
+//   compute since the last collective (4 ranks on 2 cores, 64 KiB allreduces after
+//   1.3 / 2.5 / 5 / 10 / 15 ms of sgemm on one core added 0.21 / 0.35 / 0.62 / 1.6 /
+//   1.8 ms each), so it is measured after a short and a long interval and taken as a
+//   line: a fixed part plus a part per second of compute;
+// - a pipeline's stages hand micro-batches to each other, and on such a host a rank
+//   handed its input often waits for a core the scheduler gives it late (a core
+//   idled 3.5-7.6 ms beside a queue of two ranks, until the next tick balanced
+//   them). Measured: every rank a stage, as many micro-batches as ranks, against
+//   the pipeline the planner predicts with each stage's rank on a core of its own
+//   and the host's compute over its cores; what it adds per hand-off of the
+//   pipeline's filling and draining.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-namespace hostccl::plan {
+#include "planner/probe_ranks.h"
 
-constexpr uint64_t kSyncProbeBytes = 64 << 10;
+namespace hostccl::plan {
 
 struct HostSharing {
     double computeSlowdown = 1;  // >= 1: compute time of ranks sharing the host over alone
-    double perSync = 0;          // seconds one allreduce of kSyncProbeBytes adds between compute phases
+    double syncBase = 0;         // seconds one allreduce of kSyncProbeBytes costs between compute phases, op included,
+    double syncPerCompute = 0;   // plus this many seconds per second of compute (on an idle core) since the last one
+    double handoff = 0;          // seconds a pipeline adds per hand-off while filling or draining
 };
 
 // On this host with `ranks` ranks as threads using `cores` cores; false and `why`

@@ -75,7 +75,6 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     const double reduce = o.reduceSecondsPerByte;
     // Passes each reading and writing `times` x the bucket's bytes.
     auto passes = [&](double times) { return o.passSeconds ? o.passSeconds(times * double(bytes)) : 0.0; };
-    auto measured = [&](double idleSeconds) { return o.onRank(idleSeconds); };
     const bool codecsMeasured = o.codecs.measured && o.onRank;
     const uint64_t elems = bytes / 4;
     BucketCost c;
@@ -110,8 +109,8 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
             // residual add and selection; then every rank's entries added in
             if (codecsMeasured) {
                 const CodecRates& r = o.codecs;
-                c.launch += measured(r.topkEncode * double(elems));
-                c.finish += measured(r.topkDecodePass * double(elems) + r.topkDecodePair * double(n) * double(k));
+                c.launch += o.onRank(r.topkEncode * double(elems));
+                c.finish += o.onRank(r.topkDecodePass * double(elems) + r.topkDecodePair * double(n) * double(k));
             } else {
                 c.launch += 3 * passes(2);
                 c.finish += passes(2) + double(n) * 8 * k * reduce;
@@ -123,8 +122,8 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
             allGather(4 + (elems + 7) / 8);
             // residual add, signs and scale; then n ranks' signs expanded and added
             if (codecsMeasured) {
-                c.launch += measured(o.codecs.signEncode * double(elems));
-                c.finish += measured(o.codecs.signDecodePerRank * double(n) * double(elems));
+                c.launch += o.onRank(o.codecs.signEncode * double(elems));
+                c.finish += o.onRank(o.codecs.signDecodePerRank * double(n) * double(elems));
             } else {
                 c.launch += passes(2);
                 c.finish += passes(2) + double(n) * bytes * reduce;
@@ -162,6 +161,7 @@ SyncResult simulateGradientSync(CommEstimator& comm, const GroupLayout& dp, cons
     for (size_t i = 0; i < buckets.size(); ++i) {
         end = std::max(end, streamEnd[i]) + costs[i].finish;
         res.commSeconds += costs[i].seconds();
+        res.coreSeconds += costs[i].launch + costs[i].finish + (o.collectiveOnCores ? costs[i].collective - o.perCollective : 0);
         res.wireBytes += costs[i].wire;
         res.extraMemory += costs[i].memory;
     }

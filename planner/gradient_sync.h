@@ -43,6 +43,9 @@ struct SyncOptions {
     std::function<double(double bytes)> passSeconds;
     double reduceSecondsPerByte = 0;
     double perCollective = 0;  // added to each bucket's collective (a crowded host's sync)
+    // The group is on one host: its collectives move bytes with its ranks' cores
+    // (shared memory), so on a crowded host they take core time from compute.
+    bool collectiveOnCores = false;
     // The compressors' own work: measured rates (on one idle core) and what that
     // becomes on this rank (its core share, the host's slowdown).
     CodecRates codecs;
@@ -52,6 +55,9 @@ struct SyncOptions {
 struct SyncResult {
     double exposedSeconds = 0;  // from the end of backward to the last bucket's end
     double commSeconds = 0;     // every bucket's time, hidden or not
+    // Of that, the rank's core time: launch and finish work, and the collectives
+    // when they run on the cores (SyncOptions::collectiveOnCores).
+    double coreSeconds = 0;
     uint64_t wireBytes = 0;     // sent by one rank, as bandwidth-optimal algorithms send
     uint64_t extraMemory = 0;   // bucket buffers, residuals, gathered payloads
     uint32_t buckets = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,12 @@ struct Cluster {
     // bucketer's and compressors' passes.
     ComputeRate elementwise;
     // On a host running more ranks than cores: what a collective between compute
-    // phases costs beyond the op (crowding_probe.h; 0: not known, not charged).
+    // phases costs beyond the op (crowding_probe.h; 0: not known, not charged), and
+    // what it costs more per second of the rank's compute since its last one.
     double syncExtraSeconds = 0;
+    double syncExtraPerCompute = 0;
+    // And what a pipeline adds there per hand-off while it fills and drains.
+    double handoffSeconds = 0;
     // How much slower a rank computes with every rank of its host computing too than
     // alone, beyond sharing cores (crowding_probe.h; 1: not known).
     double computeSlowdown = 1;
@@ -67,11 +72,20 @@ struct Cluster {
     // Seconds of compute one rank needs for what takes `alone` on an idle core.
     double computeSeconds(double alone) const { return alone * computeSlowdown / coreShare(); }
     bool crowded() const { return coreShare() < 1; }
-    // Added to every collective and stage hop of a step (0 on a host not crowded).
-    double perCollectiveExtra() const { return crowded() ? syncExtraSeconds : 0; }
+    // Added to a collective after `computeSince` seconds of the rank's compute (0
+    // on a host not crowded).
+    double syncExtra(double computeSince) const {
+        return crowded() ? syncExtraSeconds + syncExtraPerCompute * computeSince : 0;
+    }
     // Seconds one rank spends on `bytes` of element-wise work done in passes of
     // `passBytes` each (at its core share).
     double elementwiseSeconds(double bytes, double passBytes) const;
+    // The same for data out of cache (the bucketer's and optimizer's passes: the
+    // step's GEMMs have streamed through the caches since the gradients were
+    // written), at the rate of the largest measured pass.
+    double coldElementwiseSeconds(double bytes) const {
+        return elementwiseSeconds(bytes, std::numeric_limits<double>::infinity());
+    }
 };
 
 // "dp2 tp2 pp1 mb4 bucket 25M/1M fp16 overlap"

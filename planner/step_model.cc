@@ -73,6 +73,22 @@ double measuredSecondsPerSample(const std::vector<LayerSpec>& L) {
     return sum;
 }
 
+// A crowded host's cost of each TP allreduce, which grows with the compute since
+// the rank's previous one: forward, the layers since the last row layer's;
+// backward (in reverse), those since the last column layer's.
+void chargeCrowdedTpSyncs(const Cluster& c, const std::vector<LayerSpec>& L, std::vector<LayerTimes>* t) {
+    double since = 0;
+    for (size_t i = 0; i < L.size(); ++i) {
+        since += (*t)[i].fwd;
+        if (L[i].tp == TpSplit::Row) (*t)[i].tpFwd += c.syncExtra(since), since = 0;
+    }
+    since = 0;
+    for (size_t i = L.size(); i-- > 0;) {
+        since += (*t)[i].bwd;
+        if (L[i].tp == TpSplit::Column && i > 0) (*t)[i].tpBwd += c.syncExtra(since), since = 0;
+    }
+}
+
 std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p, uint64_t mb) {
     const std::vector<LayerSpec>& L = w.model.layers;
     const GroupLayout tpGroup = tensorLayout(c.platform, p.dp, p.tp, p.pp);
@@ -101,12 +117,13 @@ std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEsti
         if (p.tp == 1) continue;
         if (L[i].tp == TpSplit::Row) {
             t[i].tpBytes = L[i].activationBytes * mb;
-            t[i].tpFwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes) + c.perCollectiveExtra();
+            t[i].tpFwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes);
         } else if (L[i].tp == TpSplit::Column && i > 0) {
             t[i].tpBytes = L[i - 1].activationBytes * mb;
-            t[i].tpBwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes) + c.perCollectiveExtra();
+            t[i].tpBwd = comm.seconds(tpGroup, CollType::AllReduce, t[i].tpBytes);
         }
     }
+    if (p.tp > 1) chargeCrowdedTpSyncs(c, L, &t);
     return t;
 }
 
@@ -119,7 +136,8 @@ uint64_t hopBytes(const LayerSpec& last, uint32_t tp, uint64_t mb) {
 // turn leaves its core to the others, so the bubble is not all lost. The step is
 // the longer of the dependency chain, each stage's ranks sharing only their host's
 // cores among themselves, and the busiest host's compute over its cores (the stages
-// its ranks hold).
+// its ranks hold), plus the measured cost of each hand-off while the pipeline fills
+// and drains (a rank handed its input waits for a core the scheduler gives late).
 double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>& stages, const std::vector<double>& hop) {
     const double share = c.coreShare(), cores = c.platform.cores() * c.platform.coreSpeed;
     // Slots fill hosts in order, stage-major: host h holds slots [h r, (h + 1) r).
@@ -147,7 +165,7 @@ double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>
         for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) work += cpu[q / perStage];
         busiest = std::max(busiest, work);
     }
-    return std::max(chain, p.microBatches * busiest / cores);
+    return std::max(chain, p.microBatches * busiest / cores) + 2.0 * (p.pp - 1) * c.handoffSeconds;
 }
 
 // The stages as balancedStages cuts them, each with its per-micro-batch times, and
@@ -179,7 +197,7 @@ Pipeline cutStages(const Workload& w, const Cluster& c, CommEstimator& comm, con
         }
         if (s + 1 < p.pp)
             pl.hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb)) +
-                        c.perCollectiveExtra();
+                        c.syncExtra(0);  // a hand-off: measured no dearer with the compute before it
     }
     for (uint32_t s = 0; s < p.pp; ++s) pl.stages[s].p2p = (s > 0 ? pl.hop[s - 1] : 0) + pl.hop[s];
     return pl;
@@ -210,6 +228,32 @@ double runPipeline(const Cluster& c, const Plan& p, const Pipeline& pl, Predicti
     return pipeline;
 }
 
+// On hosts running more ranks than cores, work that overlaps on paper (one stage's
+// gradient averaging beside another's backward, one replica's compute beside
+// another's) takes turns on the cores: the step is at least the mean busy time of
+// a host's ranks (`busy[s]` for a rank of stage s: its compute, TP allreduces,
+// averaging work on the cores and optimizer, each at its share of a core).
+// Measured: 4 ranks, dp2 pp2, on 2 cores took 19.6-21.3 ms of compute where one
+// replica's chain alone takes 16.5-17.1 ms; its stage 1 averages 4 MB over shared
+// memory while stage 0 runs its backward.
+double crowdedHostFloor(const Cluster& c, const Plan& p, const std::vector<double>& busy) {
+    const uint32_t perHost = c.platform.ranksPerHost, perStage = p.dp * p.tp;
+    double floor = 0;
+    for (uint32_t h = 0; h < c.platform.hosts; ++h) {
+        double sum = 0;
+        for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) sum += busy[q / perStage];
+        floor = std::max(floor, sum / perHost);
+    }
+    return floor;
+}
+
+// On a crowded host, the step's wait for its gradients costs more the longer the
+// replicas ran apart since their last sync: the whole step (each replica's
+// pipeline and TP group meet the scheduler's delays on their own).
+double dpWaitExtra(const Cluster& c, const Plan& p, double pipeline) {
+    return p.dp == 1 ? 0 : c.syncExtra(pipeline) - c.syncExtra(0);
+}
+
 // How the bucketer averages a stage's gradients under plan `p` on cluster `c`.
 SyncOptions syncOptions(const Cluster& c, const Plan& p) {
     SyncOptions so;
@@ -218,9 +262,9 @@ SyncOptions syncOptions(const Cluster& c, const Plan& p) {
     std::string unused;
     parseCompression(p.compression, &so.compression, &unused);
     so.overlap = p.overlap;
-    so.passSeconds = [&c](double bytes) { return c.elementwiseSeconds(bytes, bytes); };
+    so.passSeconds = [&c](double bytes) { return c.coldElementwiseSeconds(bytes); };
     so.reduceSecondsPerByte = c.platform.gamma / c.coreShare();
-    so.perCollective = c.perCollectiveExtra();
+    so.perCollective = c.syncExtra(0);
     so.codecs = c.codecs;
     so.onRank = [&c](double idle) { return c.computeSeconds(idle); };
     return so;
@@ -233,7 +277,7 @@ double optimizerSeconds(const Workload& w, const Cluster& c, uint64_t weights) {
                                 double(w.model.parameterCount() * w.model.dtypeBytes));
     // It reads weights, gradients and its state and writes weights and state.
     const double bytes = double(weights) * (3 + 2 * w.model.optimizerStatePerParam);
-    return c.elementwiseSeconds(bytes, bytes);
+    return c.coldElementwiseSeconds(bytes);
 }
 
 }  // namespace
@@ -250,7 +294,9 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
     // further the stage is from stage 0 (the backward still travels toward it).
     SyncOptions so = syncOptions(c, p);
     const GroupLayout dpGroup = dataLayout(c.platform, p.dp, p.tp, p.pp);
+    so.collectiveOnCores = dpGroup.hosts == 1;
     double step = 0, slack = 0;
+    std::vector<double> busy(p.pp);  // per rank of each stage, for a crowded host
     for (uint32_t s = 0; s < p.pp; ++s) {
         const Stage& st = pl.stages[s];
         std::vector<Gradient> grads;
@@ -266,8 +312,9 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
         so.backwardSeconds = st.bwd;
         const SyncResult sync = simulateGradientSync(comm, dpGroup, grads, so);
         const double optimizer = optimizerSeconds(w, c, weights);
-        const double finish = pipeline - slack + sync.exposedSeconds + optimizer;
+        const double finish = pipeline - slack + sync.exposedSeconds + dpWaitExtra(c, p, pipeline) + optimizer;
         if (finish > step) step = finish, out.optimizerSeconds = optimizer;
+        busy[s] = p.microBatches * (st.compute + st.tp) + sync.coreSeconds + optimizer;
         slack += st.bwd + pl.hop[s];
         out.dpCommSeconds = std::max(out.dpCommSeconds, sync.commSeconds);
         // 1F1B: stage s holds the activations of at most pp - s micro-batches at once.
@@ -281,7 +328,9 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
     }
     // The stage that finishes last sets the step; what it waits beyond the pipeline
     // and its own exposed averaging and optimizer (a stage nearer the end of the
-    // pipeline finishing later than stage 0) counts as exposed averaging.
+    // pipeline finishing later than stage 0, or on a crowded host the cores busy
+    // with other ranks' work) counts as exposed averaging.
+    if (c.crowded()) step = std::max(step, crowdedHostFloor(c, p, busy));
     out.optimizerSeconds = std::min(out.optimizerSeconds, step - pipeline);
     out.dpExposedSeconds = step - pipeline - out.optimizerSeconds;
     out.stepSeconds = step;

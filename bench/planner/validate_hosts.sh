@@ -50,9 +50,12 @@ onHosts "$dir/platform.json" "$sim" --probe || { cat "$dir"/rank.*; exit 1; }
 cores=$(awk -v c="$(nproc)" -v n="$hosts" 'BEGIN { h = c / n; printf "%g", (h >= 1 ? int(h) : h) }')
 local_out=$("$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$n" --top 1)
 sync=$(sed -n 's/.* costs \([0-9.]*\) us more.*/\1/p' <<<"$local_out")
+per_compute=$(sed -n 's/.* and \([0-9.]*\) % of the compute since the last.*/\1/p' <<<"$local_out")
+handoff=$(sed -n 's/.* a pipeline \([0-9.]*\) us per hand-off.*/\1/p' <<<"$local_out")
 slow=$(sed -n 's/^# ranks sharing a host compute \([0-9.]*\)x.*/\1/p' <<<"$local_out")
 "$plan" --model "$dir/model.json" --global-batch "$batch" --platform "$dir/platform.json" --cores "$cores" \
-    --sync-us "${sync:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
+    --sync-us "${sync:-0}" --sync-per-compute "$(awk -v p="${per_compute:-0}" 'BEGIN { print p / 100 }')" \
+    --handoff-us "${handoff:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
 mapfile -t chosen < <(choose_plans "$dir/plan.json")
 echo "| plan rank | plan | predicted ms | measured ms (median of $runs) | runs | error |"
 echo "|---|---|---|---|---|---|"

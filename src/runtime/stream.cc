@@ -4,6 +4,7 @@
 #include <memory>
 #include <unordered_map>
 
+#include "common/thread_name.h"
 #include "runtime/device.h"
 
 namespace hostccl::runtime {
@@ -103,6 +104,7 @@ bool Stream::onWorkerThread() { return tIsWorker; }
 
 // Runs tasks in batches: one lock round per batch, not two per task.
 void Stream::run() {
+    nameThisThread("hccl-stream");
     tIsWorker = true;
     setCurrentDevice(device_);  // tasks see the stream's device as current
     std::vector<Task> batch;

@@ -48,6 +48,13 @@ Cluster toyCluster(uint32_t hosts = 2, uint32_t perHost = 4) {
     return c;
 }
 
+// 4 ranks on a host of 2 cores: crowded.
+Cluster crowdedToyCluster() {
+    Cluster c = toyCluster(1, 4);
+    EXPECT_TRUE(sim::setCores(&c.platform, 2));
+    return c;
+}
+
 std::string parseError(const std::string& json) {
     ModelSpec m;
     m.name = "untouched";
@@ -214,8 +221,7 @@ TEST(PlannerPredict, SharedAndCrowdedHosts) {
     alone.computeSlowdown = 1.5;
     EXPECT_DOUBLE_EQ(predictStep(w, alone, aloneComm, Plan{}).stepSeconds, 1.5 * oneRank);
 
-    Cluster c = toyCluster(1, 4);
-    ASSERT_TRUE(sim::setCores(&c.platform, 2));
+    Cluster c = crowdedToyCluster();
     ASSERT_TRUE(c.crowded());
     EXPECT_DOUBLE_EQ(c.coreShare(), 0.5);
     CommEstimator comm(c.platform);
@@ -227,9 +233,81 @@ TEST(PlannerPredict, SharedAndCrowdedHosts) {
     EXPECT_NEAR(synced.tpSeconds - plain.tpSeconds, 4e-3, 1e-12);
     EXPECT_NEAR(synced.stepSeconds - plain.stepSeconds, 4e-3, 1e-12);
     EXPECT_DOUBLE_EQ(synced.computeSeconds, plain.computeSeconds);
+    // And a part per second of the rank's compute since its previous TP allreduce
+    // (each split layer's forward 0.64 ms on a core, 1.28 at half of one; `in`'s
+    // forward 6.4 us, `out`'s backward 2 x 6.464 us): forward, in + a0 + b0 and
+    // a1 + b1; backward, out + b1 + a1 and b0 + a0 (twice the forward each).
+    c.syncExtraPerCompute = 0.1;
+    const Prediction longer = predictStep(w, c, comm, p);
+    const double split = 1.28e-3, in = 2 * 6.4e-6, outBackward = 2 * 2 * 6.464e-6;
+    const double since = (in + 2 * split) + 2 * split + (outBackward + 4 * split) + 4 * split;
+    EXPECT_NEAR(longer.tpSeconds - synced.tpSeconds, 0.1 * since, 1e-12);
+    EXPECT_NEAR(longer.stepSeconds - synced.stepSeconds, 0.1 * since, 1e-12);
     // Not crowded: no sync cost.
     ASSERT_TRUE(sim::setCores(&c.platform, 4));
-    EXPECT_EQ(c.perCollectiveExtra(), 0.0);
+    EXPECT_EQ(c.syncExtra(1.0), 0.0);
+}
+
+// On a crowded host the gradient averaging that overlap hides from the step on
+// cores of its own takes the cores' time from compute: data parallel on one host
+// (its shared-memory collectives run on the ranks' cores; the toy has no
+// element-wise rates, so the bucketer's passes are free) takes the compute plus
+// every bucket's collective; with a core per rank, less.
+TEST(PlannerPredict, CrowdedHostSpendsItsCoresOnHiddenAveraging) {
+    const Workload w{toyModel(), 32, 0};
+    Cluster c = toyCluster(1, 4);
+    Plan p;
+    p.dp = 4;
+    p.bucketBytes = p.firstBucketBytes = 1 << 20;
+    ASSERT_TRUE(sim::setCores(&c.platform, 4));
+    CommEstimator roomy(c.platform);
+    const Prediction spread = predictStep(w, c, roomy, p);
+    EXPECT_LT(spread.dpExposedSeconds, spread.dpCommSeconds);
+    ASSERT_TRUE(sim::setCores(&c.platform, 2));
+    CommEstimator comm(c.platform);
+    const Prediction crowded = predictStep(w, c, comm, p);
+    EXPECT_GT(crowded.dpCommSeconds, 0.0);
+    EXPECT_NEAR(crowded.stepSeconds, crowded.computeSeconds + crowded.dpCommSeconds, 1e-12);
+    EXPECT_NEAR(crowded.dpExposedSeconds, crowded.dpCommSeconds, 1e-12);
+}
+
+// A crowded host's pipeline pays the measured cost of each hand-off while it fills
+// and drains (2 x (pp - 1) of them), in its bubble (4 stages of one rank: the chain
+// of stages, not the host's cores, sets the step); data-parallel replicas meet at
+// the gradients' wait after running apart the whole pipeline, at the measured part
+// per second of compute (without overlap, so the wait and not the host's cores sets
+// the step).
+TEST(PlannerPredict, CrowdedPipelinesPayHandOffsAndReplicasTheirDrift) {
+    const Workload w{toyModel(), 32, 0};
+    Cluster c = crowdedToyCluster();
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.pp = 4;
+    const Prediction plain = predictStep(w, c, comm, p);
+    c.handoffSeconds = 1e-3;
+    const Prediction handed = predictStep(w, c, comm, p);
+    EXPECT_NEAR(handed.stepSeconds - plain.stepSeconds, 6e-3, 1e-12);
+    EXPECT_NEAR(handed.bubbleSeconds - plain.bubbleSeconds, 6e-3, 1e-12);
+
+    p.pp = 1, p.dp = 4, p.overlap = false;
+    p.bucketBytes = p.firstBucketBytes = 1 << 20;
+    const Prediction together = predictStep(w, c, comm, p);
+    c.handoffSeconds = 0;  // no pipeline, no hand-offs
+    EXPECT_DOUBLE_EQ(predictStep(w, c, comm, p).stepSeconds, together.stepSeconds);
+    c.syncExtraPerCompute = 0.1;
+    const Prediction drifted = predictStep(w, c, comm, p);
+    const double pipeline = together.computeSeconds + together.tpSeconds + together.p2pSeconds + together.bubbleSeconds;
+    EXPECT_NEAR(drifted.stepSeconds - together.stepSeconds, 0.1 * pipeline, 1e-12);
+    EXPECT_NEAR(drifted.dpExposedSeconds - together.dpExposedSeconds, 0.1 * pipeline, 1e-12);
+
+    // One replica has no gradient wait to pay at; its TP allreduces do pay.
+    p.dp = 1, p.tp = 4;
+    c.syncExtraPerCompute = 0;
+    const double still = predictStep(w, c, comm, p).stepSeconds;
+    c.syncExtraPerCompute = 0.1;
+    const Prediction tpOnly = predictStep(w, c, comm, p);
+    EXPECT_GT(tpOnly.stepSeconds, still);
+    EXPECT_NEAR(tpOnly.dpExposedSeconds, 0.0, 1e-15);
 }
 
 // Every plan of the search: the parts add up to the step, overlap is never slower

@@ -1,5 +1,6 @@
 // The ACL runtime shim: streams, events, memory, devices, and bad handles.
 #include <gtest/gtest.h>
+#include <pthread.h>
 
 #include <atomic>
 #include <cstring>
@@ -29,6 +30,16 @@ TEST(Stream, RunsTasksInOrderAndSynchronizeWaitsForThem) {
     ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
     ASSERT_EQ(order.size(), 100u);
     for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
+}
+
+// The worker is named, so `top -H`, `perf sched` and gdb tell it from the ranks' threads.
+TEST(Stream, TheWorkerThreadIsNamed) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    char name[16] = {};
+    stream->enqueue([&name] { return pthread_getname_np(pthread_self(), name, sizeof name); });
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    EXPECT_STREQ(name, "hccl-stream");
 }
 
 // A thread remembers the last stream it resolved; destroying the stream must still

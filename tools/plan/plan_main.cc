@@ -38,6 +38,8 @@ struct Options : sim::PlatformOptions {
     double gflops = 0;  // 0: measure
     double elementwiseGBps = 0;  // 0: measure
     double syncUs = -1;          // below 0: measured with --probe's thread ranks on a crowded host, else 0
+    double syncPerCompute = -1;  // the same
+    double handoffUs = -1;       // the same
     double slowdown = 0;         // 0: measured with --probe's thread ranks, else 1
     size_t top = 10;
 };
@@ -124,11 +126,16 @@ bool measureSharing(const Options& o, Cluster* c, std::string* why) {
         HostSharing h;
         if (!measureHostSharing(c->platform.ranksPerHost, c->platform.cores() * c->platform.coreSpeed, &h, why)) return false;
         c->computeSlowdown = h.computeSlowdown;
-        CommEstimator comm(c->platform);
+        CommEstimator comm(c->platform, /*dataInCache=*/true);  // the probe's 64 KiB stay in cache
         const GroupLayout host{1, c->platform.ranksPerHost, 1};
-        c->syncExtraSeconds = std::max(0.0, h.perSync - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
+        c->syncExtraSeconds = std::max(0.0, h.syncBase - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
+        // Per second of the plan's compute, which counts a rank's share of a core.
+        c->syncExtraPerCompute = h.syncPerCompute * c->coreShare() / c->computeSlowdown;
+        c->handoffSeconds = h.handoff;
     }
     if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
+    if (o.syncPerCompute >= 0) c->syncExtraPerCompute = o.syncPerCompute;
+    if (o.handoffUs >= 0) c->handoffSeconds = o.handoffUs * 1e-6;
     if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
     return true;
 }
@@ -197,8 +204,10 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
                     c.codecs.signEncode * 1e9, c.codecs.signDecodePerRank * 1e9, (c.codecs.topkEncode + c.codecs.topkDecodePass) * 1e9,
                     c.codecs.topkDecodePair * 1e9);
     if (c.crowded())
-        std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases\n",
-                    c.platform.ranksPerHost, c.platform.cores() * c.platform.coreSpeed, c.syncExtraSeconds * 1e6);
+        std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases "
+                    "and %.2f %% of the compute since the last; a pipeline %.1f us per hand-off filling and draining\n",
+                    c.platform.ranksPerHost, c.platform.cores() * c.platform.coreSpeed, c.syncExtraSeconds * 1e6,
+                    c.syncExtraPerCompute * 100, c.handoffSeconds * 1e6);
     std::printf("# %llu plans predicted (%llu collective sizes simulated): %llu over the memory limit, %llu the same as "
                 "a listed one but for a bucket size or overlap choice that changes nothing\n",
                 static_cast<unsigned long long>(result.considered), static_cast<unsigned long long>(comm.simulatedOps()),
@@ -229,6 +238,14 @@ int main(int argc, char** argv) {
     app.add_option("--sync-us", o.syncUs,
                    "on a host with more ranks than cores, what a collective between compute phases costs beyond "
                    "the op, microseconds (default: measured with --probe's thread ranks)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--sync-per-compute", o.syncPerCompute,
+                   "on such a host, what a collective costs more per second of a rank's compute since its last one "
+                   "(a fraction; default: measured with --probe's thread ranks)")
+        ->check(CLI::Range(0.0, 10.0));
+    app.add_option("--handoff-us", o.handoffUs,
+                   "on such a host, what a pipeline adds per hand-off between stages while it fills and drains, "
+                   "microseconds (default: measured with --probe's thread ranks)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--compute-slowdown", o.slowdown,
                    "how much slower a rank computes with every rank of its host computing (default: measured with "

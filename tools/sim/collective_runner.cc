@@ -205,7 +205,8 @@ OpOutcome runCollective(Simulation& sim, const OpSpec& spec) {
     };
     std::string why;
     const uint64_t messagesBefore = sim.messages();
-    sim.setWorkingSet((inPlace ? outElems : inElems + outElems) * kElem * sim.platform().ranksPerHost);
+    sim.setWorkingSet(std::max<uint64_t>(spec.workingSetBytes,
+                                         (inPlace ? outElems : inElems + outElems) * kElem * sim.platform().ranksPerHost));
     if (!sim.run(body, 0, &why)) {
         o.error = why;
         return o;

@@ -18,6 +18,10 @@ struct OpSpec {
     uint64_t bytes = 0;  // nccl-tests' size: the whole vector (gathers: the result; scatters: the input)
     uint32_t root = 0;
     std::string algorithm;  // empty: the selector's choice; else an algorithm's name ("ring", ...)
+    // Bytes of data the op's host holds and touches around it (rates by the larger of
+    // this and the op's own buffers; a training step's GEMMs leave its gradients
+    // out of cache).
+    uint64_t workingSetBytes = 0;
 };
 
 struct OpOutcome {

@@ -16,6 +16,7 @@
 #include "common/detached_thread.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "core/comm_options.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
@@ -46,6 +47,7 @@ public:
     Server(RendezvousSpec spec, net::Fd listener) : spec_(std::move(spec)), listener_(std::move(listener)) {}
 
     void serve() {
+        nameThisThread("hccl-rendezvous");
         int64_t timeoutSec = env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200) + 20;
         Deadline deadline = Deadline::afterSeconds(timeoutSec);
         while (!settled() && !deadline.expired()) {

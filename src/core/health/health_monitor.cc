@@ -7,6 +7,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "core/communicator.h"
 #include "core/flight_recorder.h"
 #include "core/health/health_session.h"
@@ -92,6 +93,7 @@ void HealthMonitor::serve(uint64_t watchId, std::chrono::steady_clock::time_poin
 }
 
 void HealthMonitor::run() {
+    nameThisThread("hccl-health");
     const auto tick = interval() / 2;  // a heartbeat is never later than half an interval
     auto nextTick = std::chrono::steady_clock::now();
     auto lastLoop = nextTick;

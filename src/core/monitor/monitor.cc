@@ -12,6 +12,7 @@
 #include "common/detached_thread.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "core/flight_recorder.h"
 #include "core/monitor/dashboard_page.h"
 #include "core/monitor/http_server.h"
@@ -84,6 +85,7 @@ void logChanges(const Diagnosis& d) {
 }
 
 void run(State* st) {
+    nameThisThread("hccl-monitor");
     using Clock = std::chrono::steady_clock;
     const auto interval = std::chrono::milliseconds(env::getInt("HOSTCCL_METRICS_INTERVAL_MS", 10, 3600 * 1000));
     const bool diagnose = env::getBool("HOSTCCL_DIAGNOSE");

@@ -6,6 +6,7 @@
 #include "common/detached_thread.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "core/net/whitelist.h"
 
 namespace hostccl::net {
@@ -44,6 +45,7 @@ Acceptor::Acceptor() {
 }
 
 void Acceptor::run() {
+    nameThisThread("hccl-acceptor");
     for (;;) {
         std::string err;
         Fd fd = acceptTcp(listener_.get(), Deadline::after(std::chrono::milliseconds(500)), &err);

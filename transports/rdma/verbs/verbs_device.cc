@@ -10,6 +10,7 @@
 
 #include "common/env.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "runtime/memory.h"
 
 namespace hostccl::transport::rdma {
@@ -118,6 +119,7 @@ void VerbsDevice::unwatchQp(uint32_t qpn) {
 }
 
 void VerbsDevice::readEvents() {
+    nameThisThread("hccl-verbs");
     for (;;) {
         ibv_async_event e{};
         if (ibv_get_async_event(ctx_, &e) != 0) return;
