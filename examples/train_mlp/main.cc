@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <bit>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -32,7 +33,7 @@ struct Flags {
     uint32_t steps = 40, batch = 256, tp = 1, pp = 1, microBatches = 1;
     std::vector<uint32_t> stageStarts;  // the first layer of each stage (describeModel's numbering); empty: even
     ModelShape shape{32, 8, 64, 256, 2};
-    float lr = 0.05f, separation = 0.3f;
+    float lr = 0, separation = 0.3f;  // lr 0: defaultLearningRate
     double bucketMiB = 25, firstBucketMiB = 1;
     std::string compression = "none";
     bool noOverlap = false, quiet = false;
@@ -253,6 +254,12 @@ int train(const Flags& f, hostccl::Communicator& world) {
         world.allReduce(std::span<double>(&localLoss, 1)).wait();
         loss = localLoss / (pl.dp * f.tp);
         if (step == 0) firstLoss = loss;
+        if (!std::isfinite(loss)) {  // every rank sees the same global loss: all stop here
+            if (me == 0)
+                std::fprintf(stderr, "train_mlp: the loss is %g after step %u: training diverged at --lr %g; try a smaller one\n",
+                             loss, step, double(f.lr));
+            return 3;
+        }
         if (!parametersAgree(world, model, groups.tensorParallelRank(), pl.stage)) {
             std::fprintf(stderr, "rank %u: parameters differ between ranks after step %u\n", me, step);
             return 1;
@@ -266,6 +273,13 @@ int train(const Flags& f, hostccl::Communicator& world) {
     }
     if (me == 0) printSummary(f, n, pl.dp, firstLoss, loss, totals, buckets.bucketCount());
     return 0;
+}
+
+// Plain SGD's stable step shrinks as the blocks widen and deepen: 0.05 up to a hidden
+// width of 256 and 2 blocks, in proportion beyond (hidden 1024 and 4 blocks diverged
+// at 0.05; 8 blocks at 0.025 and not at 0.0125).
+float defaultLearningRate(const ModelShape& s) {
+    return 0.05f * std::min(1.0f, 256.0f / float(s.hidden)) * std::min(1.0f, 2.0f / float(std::max(1u, s.blocks)));
 }
 
 // --plan FILE[:N]: the plan's choices replace the flags', its stage cut included.
@@ -349,7 +363,8 @@ int main(int argc, char** argv) {
     app.add_option("--width", f.shape.width, "model width")->check(CLI::Range(1u, 1u << 16));
     app.add_option("--hidden", f.shape.hidden, "hidden width of each block")->check(CLI::Range(1u, 1u << 20));
     app.add_option("--blocks", f.shape.blocks, "MLP blocks")->check(CLI::Range(0u, 1024u));
-    app.add_option("--lr", f.lr, "learning rate");
+    app.add_option("--lr", f.lr, "learning rate (default 0.05, less beyond a hidden width of 256 and 2 blocks)")
+        ->check(CLI::PositiveNumber);
     app.add_option("--separation", f.separation, "scale of the class centres against unit noise (smaller: harder)");
     app.add_option("--tp", f.tp, "tensor-parallel degree")->check(CLI::Range(1u, 1u << 16));
     app.add_option("--pp", f.pp, "pipeline stages (blocks shared out evenly; the first stage holds the embedding, "
@@ -368,6 +383,7 @@ int main(int argc, char** argv) {
                    "hostccl-plan's plan file, FILE or FILE:N for its N-th plan (default the first): sets --tp, "
                    "--pp and its stage cut, --micro-batches, buckets, --compression and overlap");
     CLI11_PARSE(app, argc, argv);
+    if (f.lr == 0) f.lr = defaultLearningRate(f.shape);
     if (!f.planPath.empty() && !applyPlan(&f)) return 2;
     if (!f.describePath.empty()) {
         std::FILE* out = std::fopen(f.describePath.c_str(), "w");

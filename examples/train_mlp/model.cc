@@ -105,8 +105,12 @@ Model::Model(const ModelShape& s, hostccl::Communicator& tp, uint64_t seed, Stag
     for (uint32_t k = part.firstBlock; k < part.endBlock; ++k) {
         add("block.a", initShard(seed + 10 + 2 * k, s.width, s.hidden, true, me * hiddenShard_, hiddenShard_,
                                  std::sqrt(2.0f / s.width)), true);
+        // Each block adds its output to the stream: beyond two blocks their sum would
+        // grow with their count (8 blocks started at a loss of 6.4 and diverged), so
+        // each is scaled by sqrt(2 / blocks).
         add("block.b", initShard(seed + 11 + 2 * k, s.hidden, s.width, false, me * hiddenShard_, hiddenShard_,
-                                 0.5f / std::sqrt(float(s.hidden))), true);
+                                 0.5f / std::sqrt(float(s.hidden)) * std::sqrt(2.0f / float(std::max(2u, s.blocks)))),
+            true);
     }
     if (part.head) {
         add("head.w", initShard(seed + 2, s.width, s.classes, true, 0, s.classes, std::sqrt(1.0f / s.width)), false);

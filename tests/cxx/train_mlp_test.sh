@@ -88,6 +88,16 @@ out=$("$bin" --ranks 4 --batch 256 --micro-batches 3 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "micro-batches must divide the replica's batch of 64" <<<"$out" || fail "3 micro-batches: status $rc: $out"
 out=$("$bin" --ranks 4 --pp 4 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "more stages than 2 blocks and the head" <<<"$out" || fail "pp 4 of 2 blocks: status $rc: $out"
+out=$("$bin" --ranks 2 --lr -1 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q -- "--lr" <<<"$out" || fail "a negative --lr: status $rc: $out"
 echo "ok: bad flags rejected"
+
+# A learning rate that blows the loss up: every rank stops with a clear message
+# (exit status 3), not a run that reports a loss of nan. The default learning rate
+# trains deep and wide models (it shrinks with the blocks' width and count).
+out=$("$bin" --ranks 2 --lr 5 --steps 40 --quiet 2>&1); rc=$?
+[ $rc -eq 3 ] && grep -q "training diverged at --lr 5; try a smaller one" <<<"$out" \
+    || fail "a diverging --lr 5: status $rc: $out"
+check "8 blocks, hidden 512, the default learning rate" "$("$bin" --ranks 2 --blocks 8 --hidden 512 --batch 64 --steps 60 --quiet 2>&1)"
 
 [ $failures -eq 0 ] && echo "train_mlp: all cases passed" || { echo "train_mlp: $failures failures"; exit 1; }

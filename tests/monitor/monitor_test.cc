@@ -73,6 +73,28 @@ std::string get(uint16_t port, const std::string& path) {
 
 // A job of `n` monitor_worker processes with the endpoint on, run on a thread
 // while the test watches its endpoints.
+// Whether `pid` is a child of this test process. Another test's job may run at the
+// same time (ctest -j) with its endpoints in the ports this job scans: a rank found
+// there must be this job's own (once a stopped-rank test stopped and killed another
+// job's rank 1).
+bool isOurChild(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const size_t close = text.rfind(')');  // the command name may hold spaces and parentheses
+    if (close == std::string::npos) return false;
+    char state = 0;
+    long parent = 0;
+    return std::sscanf(text.c_str() + close + 1, " %c %ld", &state, &parent) == 2 && parent == long(::getpid());
+}
+
+// A process's /status.json on `port`, if that process is one of ours.
+json ownStatus(uint16_t port) {
+    json j = json::parse(get(port, "/status.json"), nullptr, false);
+    if (j.is_discarded() || !j.contains("communicators") || !j.contains("pid") || !isOurChild(j["pid"].get<pid_t>()))
+        return nullptr;
+    return j;
+}
+
 class Job {
 public:
     Job(uint32_t n, int ops, size_t count, long slowRank, int slowMs, int holdMs) : n_(n) {
@@ -107,10 +129,8 @@ public:
     std::map<uint32_t, json> statuses() const {
         std::map<uint32_t, json> out;
         for (uint16_t p = basePort_; p < basePort_ + n_ + 8; ++p) {
-            const std::string text = get(p, "/status.json");
-            if (text.empty()) continue;
-            json j = json::parse(text, nullptr, false);
-            if (j.is_discarded() || !j.contains("communicators")) continue;
+            const json j = ownStatus(p);
+            if (j.is_null()) continue;
             for (const json& c : j["communicators"]) {
                 json entry = j;
                 entry["comm"] = c;
@@ -121,8 +141,8 @@ public:
     }
     uint16_t portOf(uint32_t rank) const {
         for (uint16_t p = basePort_; p < basePort_ + n_ + 8; ++p) {
-            json j = json::parse(get(p, "/status.json"), nullptr, false);
-            if (j.is_discarded() || !j.contains("communicators")) continue;
+            const json j = ownStatus(p);
+            if (j.is_null()) continue;
             for (const json& c : j["communicators"])
                 if (c["rank"] == rank) return p;
         }
