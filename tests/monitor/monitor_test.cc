@@ -71,8 +71,6 @@ std::string get(uint16_t port, const std::string& path) {
     return body(httpExchange(port, "GET " + path + " HTTP/1.1\r\nHost: x\r\n\r\n"));
 }
 
-// A job of `n` monitor_worker processes with the endpoint on, run on a thread
-// while the test watches its endpoints.
 // Whether `pid` is a child of this test process. Another test's job may run at the
 // same time (ctest -j) with its endpoints in the ports this job scans: a rank found
 // there must be this job's own (once a stopped-rank test stopped and killed another
@@ -95,6 +93,8 @@ json ownStatus(uint16_t port) {
     return j;
 }
 
+// A job of `n` monitor_worker processes with the endpoint on, run on a thread
+// while the test watches its endpoints.
 class Job {
 public:
     Job(uint32_t n, int ops, size_t count, long slowRank, int slowMs, int holdMs) : n_(n) {
