@@ -55,13 +55,14 @@ assert 0.05 <= shm["alpha_us"] <= 1000, shm
 assert shm["bandwidth_GBps"] <= p["copy_GBps"] * 1.0001, (shm, p["copy_GBps"])
 PY
 # Across two emulated hosts (TCP over loopback) the probe also times exchanges and
-# writes TCP's CPU share, in cache and in bulk, within 0.5..1, and a step between them.
+# writes TCP's CPU share, in cache and in bulk (the CPU time its one-way flows took,
+# more where exchanges run slower), within 0..1, and a step between them.
 HOSTCCL_HOST_ID=a,b "$sim" --probe --probe-ranks 2 > "$dir/hosts.json" || fail "--probe across two hosts failed"
 /usr/bin/python3 - "$dir/hosts.json" <<'PY' || { cat "$dir/hosts.json"; fail "the two-host probe has no TCP cpu share"; }
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["hosts"] == 2 and j["net"]["kind"] == "tcp", j
-assert 0.5 <= j["net"]["cpu_share"] <= 1 and 0.5 <= j["bulk"]["net_cpu_share"] <= 1, j
+assert 0 < j["net"]["cpu_share"] <= 1 and 0 < j["bulk"]["net_cpu_share"] <= 1, j
 # and a step between the hosts, timed through an 8-byte ring over every rank
 assert 0.05 <= j["net"].get("step_us", 0) <= 100000, j["net"]
 assert j["shm"].get("step_us") == j["net"]["step_us"], j

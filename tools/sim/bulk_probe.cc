@@ -68,13 +68,31 @@ void measureReduction(BulkRates* out) {
     out->gamma = perByte(kBulkBytes, [&] { sum(c.data(), a.data(), b.data(), count); });
 }
 
+// CPU time of this process, every thread: a TCP flow's kernel work runs in its
+// syscalls, on the stream's threads.
+double processSeconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// A flow's time per message and the part of a core its work holds at each end.
+struct FlowTiming {
+    double perMessage = 0;      // seconds, the best run
+    double meanPerMessage = 0;  // seconds, over every run but the first
+    double cpuShare = 0;        // CPU seconds per wall second at one end, the mean of both over every run but the first
+};
+
 // Rank `a` sends `streak` messages of `bytes` to rank `b`, which answers with 8 bytes,
 // `runs` + 1 times; on `a`, the best time per message. A streak keeps a flow going
 // as an op's steps do (a TCP window stays open). `both`: each message is an exchange,
 // `a` and `b` sending to each other at once (HcclBatchSendRecv), as a ring's step
-// between two hosts does. Every other rank returns at once.
+// between two hosts does. Both ends count their process's CPU time over the streak;
+// `b`'s answer carries its own (nanoseconds), so `a` gets the mean of the two ends,
+// or, with `endsHere` > 1 (ranks as threads: this process's CPU time covers that many
+// ends), its own over that many. Every other rank returns at once.
 HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, bool both, int streak, int runs,
-                    double* perMessage) {
+                    int endsHere, FlowTiming* out) {
     uint32_t me = 0;
     if (HcclGetRankId(comm, &me) != HCCL_SUCCESS) return HCCL_E_PARA;
     if (me != a && me != b) return HCCL_SUCCESS;
@@ -85,49 +103,96 @@ HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, bool bo
     uint64_t reply = 0;
     aclrtStream stream = nullptr;
     if (aclrtCreateStream(&stream) != ACL_SUCCESS) return HCCL_E_RUNTIME;
+    auto wait = [&](HcclResult rc) {
+        return rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS ? HCCL_E_RUNTIME : rc;
+    };
     HcclResult rc = HCCL_SUCCESS;
-    double best = 1e9;
+    double best = 1e9, cpu = 0, wall = 0;
     for (int i = 0; i <= runs && rc == HCCL_SUCCESS; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = processSeconds();
         for (int k = 0; k < streak && rc == HCCL_SUCCESS; ++k)
             rc = both      ? HcclBatchSendRecv(items, 2, comm, stream)
                  : me == a ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, b, comm, stream)
                            : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, a, comm, stream);
+        rc = wait(rc);
+        const double used = processSeconds() - c0;
+        reply = uint64_t(used * 1e9);
         if (rc == HCCL_SUCCESS)
-            rc = me == a ? HcclRecv(&reply, 1, HCCL_DATA_TYPE_UINT64, b, comm, stream)
-                         : HcclSend(&reply, 1, HCCL_DATA_TYPE_UINT64, a, comm, stream);
-        if (rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS) rc = HCCL_E_RUNTIME;
+            rc = wait(me == a ? HcclRecv(&reply, 1, HCCL_DATA_TYPE_UINT64, b, comm, stream)
+                              : HcclSend(&reply, 1, HCCL_DATA_TYPE_UINT64, a, comm, stream));
         const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (i > 0) best = std::min(best, t / streak);  // the first run connects and faults pages in
+        if (i == 0) continue;  // the first run connects and faults pages in
+        best = std::min(best, t / streak);
+        cpu += endsHere > 1 ? used : used + double(reply) * 1e-9;
+        wall += t;
     }
     aclrtDestroyStream(stream);
-    if (me == a) *perMessage = best;
+    if (me == a && runs > 0)
+        *out = {best, wall / (runs * streak), wall > 0 ? std::min(1.0, cpu / (std::max(endsHere, 2) * wall)) : 0};
     return rc;
 }
 
-// Every rank's part of one flow (or exchange) of `streak` messages in a row, the
-// best of `runs`: threads here (one per rank), else this process's rank.
+HcclResult barrier(HcclComm comm) {
+    aclrtStream stream = nullptr;
+    if (aclrtCreateStream(&stream) != ACL_SUCCESS) return HCCL_E_RUNTIME;
+    HcclResult rc = HcclBarrier(comm, stream);
+    if (rc == HCCL_SUCCESS && aclrtSynchronizeStream(stream) != ACL_SUCCESS) rc = HCCL_E_RUNTIME;
+    aclrtDestroyStream(stream);
+    return rc;
+}
+
+// Every rank's part of flows between `pairs` (first sends to second), all at once, each
+// `streak` messages in a row, the best of `runs`: threads here (one per rank), else this
+// process's rank; the first pair's timing on its sender.
+using Pair = std::pair<uint32_t, uint32_t>;
+HcclResult runFlows(const std::vector<HcclComm>& comms, const std::vector<Pair>& pairs, size_t bytes, bool both,
+                    int streak, int runs, FlowTiming* first) {
+    const int endsHere = comms.size() > 1 ? int(2 * pairs.size()) : 1;
+    std::vector<HcclResult> rcs(comms.size(), HCCL_SUCCESS);
+    std::vector<FlowTiming> timings(comms.size());
+    // Every rank waits for the flows to end: one that went on to the next measurement
+    // would run its flows beside these (two ranks of host 0 streaming at once read a
+    // lone 1 Gbit/s flow at half its rate).
+    auto run = [&](size_t c) {
+        uint32_t me = 0;
+        HcclGetRankId(comms[c], &me);
+        for (const Pair& p : pairs)
+            if (me == p.first || me == p.second)
+                rcs[c] = timeFlow(comms[c], p.first, p.second, bytes, both, streak, runs, endsHere, &timings[c]);
+        if (rcs[c] == HCCL_SUCCESS) rcs[c] = barrier(comms[c]);
+    };
+    std::vector<std::thread> threads;
+    for (size_t c = 1; c < comms.size(); ++c) threads.emplace_back(run, c);
+    run(0);
+    for (std::thread& t : threads) t.join();
+    for (size_t c = 0; c < comms.size(); ++c) {
+        uint32_t me = 0;
+        HcclGetRankId(comms[c], &me);
+        if (me == pairs[0].first) *first = timings[c];
+        if (rcs[c] != HCCL_SUCCESS) return rcs[c];
+    }
+    return HCCL_SUCCESS;
+}
+
 HcclResult exchange(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, size_t bytes, bool both,
-                    int streak, int runs, double* perMessage) {
-    if (comms.size() == 1) return timeFlow(comms[0], a, b, bytes, both, streak, runs, perMessage);
-    HcclResult rb = HCCL_SUCCESS;
-    double unused = 0;
-    std::thread other([&] { rb = timeFlow(comms[b], a, b, bytes, both, streak, runs, &unused); });
-    const HcclResult ra = timeFlow(comms[a], a, b, bytes, both, streak, runs, perMessage);
-    other.join();
-    return ra != HCCL_SUCCESS ? ra : rb;
+                    int streak, int runs, FlowTiming* out) {
+    return runFlows(comms, {{a, b}}, bytes, both, streak, runs, out);
 }
 
 // Seconds per byte between ranks `a` and `b` with every other rank idle, in cache
 // and in bulk (four kBulkBytes messages in a row, the best of kRuns).
+// With each its CPU share (FlowTiming::cpuShare).
 struct PairRates {
     double cacheBeta = 0, bulkBeta = 0;
+    double cacheCpu = 0, bulkCpu = 0;
 };
 
 HcclResult measureBulkRate(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, bool both, PairRates* out) {
-    double bulk = 0;
+    FlowTiming bulk;
     const HcclResult rc = exchange(comms, a, b, kBulkBytes, both, 4, kRuns, &bulk);
-    out->bulkBeta = bulk / double(kBulkBytes);
+    out->bulkBeta = bulk.perMessage / double(kBulkBytes);
+    out->bulkCpu = bulk.cpuShare;
     return rc;
 }
 
@@ -138,9 +203,9 @@ HcclResult measureBulkRate(const std::vector<HcclComm>& comms, uint32_t a, uint3
 // thread ranks on 2 cores: 3.7, 17.5 and 503 GB/s in three probes).
 HcclResult measureShmPair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, PairRates* out) {
     constexpr size_t kCached = 1 << 20;
-    double cached = 0;
+    FlowTiming cached;
     HcclResult rc = exchange(comms, a, b, kCached, false, 16, 15, &cached);
-    if (cached > 0) out->cacheBeta = cached / double(kCached);
+    if (cached.perMessage > 0) out->cacheBeta = cached.perMessage / double(kCached);
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, false, out) : rc;
 }
 
@@ -152,12 +217,40 @@ HcclResult measureShmPair(const std::vector<HcclComm>& comms, uint32_t a, uint32
 // (3.6, 2.4 and 512 GB/s in three probes). A streak of 1 MiB messages read half the
 // rate an op's single exchanges of 512 KiB reach (unshaped 2-host validation: 11-14
 // of 45 points within 15 %, against 16-24 with 256 KiB).
+constexpr size_t kNetCached = 256 << 10;
 HcclResult measureNetPair(const std::vector<HcclComm>& comms, uint32_t a, uint32_t b, bool both, PairRates* out) {
-    constexpr size_t kCached = 256 << 10;
-    double cached = 0;
-    HcclResult rc = exchange(comms, a, b, kCached, both, 16, 15, &cached);
-    out->cacheBeta = cached / double(kCached);
+    FlowTiming cached;
+    HcclResult rc = exchange(comms, a, b, kNetCached, both, 16, 15, &cached);
+    out->cacheBeta = cached.perMessage / double(kNetCached);
+    out->cacheCpu = cached.cpuShare;
     return rc == HCCL_SUCCESS ? measureBulkRate(comms, a, b, both, out) : rc;
+}
+
+// The first `count` ranks of host `host` (fewer when it has fewer).
+std::vector<uint32_t> ranksOnHost(HcclComm comm, uint32_t host, size_t count) {
+    uint32_t n = 0, h = 0;
+    std::vector<uint32_t> out;
+    HcclGetRankSize(comm, &n);
+    for (uint32_t r = 0; r < n && out.size() < count; ++r)
+        if (HostcclCommGetRankHost(comm, r, &h) == HCCL_SUCCESS && h == host) out.push_back(r);
+    return out;
+}
+
+// What one host sends at most, all flows together (its NIC, or a shaper on its link):
+// two ranks of host 0 each streaming to a rank of host 1 as measureNetPair does, at
+// once, over all their runs (the best run of one would be one the other left alone).
+// Where two flows get less than 1.5 times one flow's rate (`oneFlowBeta`), the
+// host's link is their limit: its rate, bytes per second; else 0 (not a limit seen
+// here). Needs two ranks on each of hosts 0 and 1.
+HcclResult measureNicRate(const std::vector<HcclComm>& comms, double oneFlowBeta, double* bytesPerSec) {
+    *bytesPerSec = 0;
+    const std::vector<uint32_t> from = ranksOnHost(comms[0], 0, 2), to = ranksOnHost(comms[0], 1, 2);
+    if (from.size() < 2 || to.size() < 2) return HCCL_SUCCESS;
+    FlowTiming two;
+    const HcclResult rc = runFlows(comms, {{from[0], to[0]}, {from[1], to[1]}}, kNetCached, false, 16, 15, &two);
+    const double together = two.meanPerMessage > 0 ? 2 * double(kNetCached) / two.meanPerMessage : 0;
+    if (together > 0 && oneFlowBeta > 0 && together < 1.5 / oneFlowBeta) *bytesPerSec = together;
+    return rc;
 }
 
 // The ranks an 8-byte ring times its steps among: host 0's (the host of rank 0),
@@ -242,14 +335,18 @@ HcclResult ringStep(const std::vector<HcclComm>& comms, StepRing which, double* 
 }
 
 // The part of a flow's time its TCP work holds a core at each end, as the simulator
-// charges it (LinkModel::cpuShare): where both directions at once run slower than one
-// (the kernel's work for the two flows queueing on the same cores: network-namespace
-// hosts sharing one machine's), each end's work is taken to fill one core for
-// oneWay * share, so an exchange on a host of one core takes 2 * share * oneWay. Where
-// an exchange is no slower, half (the default: the directions do not contend).
-double cpuShareOf(double oneWay, double exchanged) {
-    if (oneWay <= 0 || exchanged <= 0) return 0.5;
-    return std::clamp(exchanged / (2 * oneWay), 0.5, 1.0);
+// charges it (LinkModel::cpuShare): the CPU time each end's process spent on the
+// one-way flow over its wall time (`cpu`), and where both directions at once run
+// slower than one (the kernel's work for the two flows queueing on the same cores:
+// network-namespace hosts sharing one machine's), the rest of the core in proportion:
+// an exchange twice as slow as one flow means each end's work filled its core. (Up to
+// 2026-12-04 the CPU part was taken as half where an exchange is no slower: on hosts
+// of half a core that made a 1 Gbit/s shaped flow's work last as long as the flow, and
+// a host sending and receiving at once twice as long, where each end measured 0.1.)
+double cpuShareOf(double oneWay, double exchanged, double cpu) {
+    const double slower = oneWay > 0 && exchanged > 0 ? std::clamp(exchanged / oneWay - 1, 0.0, 1.0) : 0.0;
+    const double own = std::clamp(cpu, 0.0, 1.0);
+    return own + (1 - own) * slower;
 }
 }  // namespace
 
@@ -267,6 +364,8 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
     if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measureNetPair(comms, 0, p->ranksPerHost, false, &net);
     const bool tcp = p->hosts > 1 && p->netClass == LinkClass::Tcp;
     if (rc == HCCL_SUCCESS && tcp) rc = measureNetPair(comms, 0, p->ranksPerHost, true, &netBoth);
+    double nic = 0;
+    if (rc == HCCL_SUCCESS && p->hosts > 1) rc = measureNicRate(comms, net.cacheBeta, &nic);
     double hostStep = 0, netStep = 0;
     if (rc == HCCL_SUCCESS && p->ranksPerHost > 1) rc = ringStep(comms, StepRing::FirstHost, &hostStep);
     if (rc == HCCL_SUCCESS && p->hosts > 1) rc = ringStep(comms, StepRing::Everyone, &netStep);
@@ -278,11 +377,12 @@ bool measureBulk(const std::vector<HcclComm>& comms, Platform* p, bool shmProbed
     r.shmBeta = shm.bulkBeta;
     r.netBeta = net.bulkBeta;
     if (tcp) {
-        p->net.cpuShare = cpuShareOf(net.cacheBeta, netBoth.cacheBeta);
-        r.netCpuShare = cpuShareOf(net.bulkBeta, netBoth.bulkBeta);
+        p->net.cpuShare = cpuShareOf(net.cacheBeta, netBoth.cacheBeta, net.cacheCpu);
+        r.netCpuShare = cpuShareOf(net.bulkBeta, netBoth.bulkBeta, net.bulkCpu);
     }
     p->bulk = r;
     p->net.beta = net.cacheBeta;
+    if (p->nicBytesPerSec <= 0) p->nicBytesPerSec = nic;
     // A step inside a host costs what a step of a real op costs, not what the init
     // probe's shift between idle links does: the peer waited for must be scheduled
     // (with more ranks than cores, after the ranks ahead of it), and the op's own

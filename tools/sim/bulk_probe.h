@@ -17,7 +17,10 @@ namespace hostccl::sim {
 // count), and sends 64 KiB and 256 KiB to rank 1 (shm), 256 KiB (16 in a row) to
 // the first rank of host 1 (net) and 64 MiB (four in a row) to both while the others
 // wait; over TCP it also exchanges the same sizes with that rank (both sending at
-// once), which sets the net's cpu share in cache and in bulk (cpuShareOf in the .cc).
+// once), which with the CPU time both ends spend on the one-way flows sets the net's
+// cpu share in cache and in bulk (cpuShareOf in the .cc). With two ranks on each of
+// hosts 0 and 1, two of those streams at once measure what a host sends in all: where
+// it is less than 1.5 flows' worth, it becomes the NIC rate (unless one was given).
 // On rank 0 it sets `p->bulk`, the net's in-cache beta to that streak's alone, and
 // the shm's where the init probe did not measure it (`shmProbed` false) or the host
 // is crowded (never faster than the copy kernel): the simulator charges each flow its
