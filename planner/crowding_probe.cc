@@ -18,11 +18,11 @@ constexpr Interval kShort{3, 40}, kLong{16, 20};
 constexpr int kForwardGemms = 2, kPipelineSteps = 5, kPipelineRounds = 3;
 
 // Every rank runs `in.iters` segments, each followed (`withSync`) by an allreduce.
-double timeRounds(std::vector<ProbeRank>& ranks, const Interval& in, bool withSync) {
-    return timeTogether(ranks.size(), [&](size_t i) {
+double timeRounds(ProbeHost& host, const Interval& in, bool withSync) {
+    return host.together([&](ProbeRank& r, uint32_t) {
         for (int k = 0; k < in.iters; ++k) {
-            ranks[i].gemms(in.gemms);
-            if (withSync) ranks[i].allReduce();
+            r.gemms(in.gemms);
+            if (withSync) r.allReduce();
         }
     });
 }
@@ -37,15 +37,14 @@ struct IntervalCost {
 // scheduler puts the ranks varies from round to round, and a median of rounds
 // still moved 4x between probes); the compute times: best rounds (other load only
 // adds to them).
-IntervalCost measureInterval(std::vector<ProbeRank>& ranks, const Interval& in) {
-    std::vector<ProbeRank> one(1, ranks[0]);  // its buffers; it never syncs alone
+IntervalCost measureInterval(ProbeHost& host, const Interval& in) {
     IntervalCost c;
     double sum = 0;
     for (int round = 0; round < kRounds; ++round) {
-        const double t = timeRounds(ranks, in, false);
-        c.computeAlone = std::min(c.computeAlone, timeRounds(one, in, false) / in.iters);
+        const double t = timeRounds(host, in, false);
+        c.computeAlone = std::min(c.computeAlone, host.alone([&](ProbeRank& r) { r.gemms(in.gemms * in.iters); }) / in.iters);
         c.together = std::min(c.together, t);
-        sum += (timeRounds(ranks, in, true) - t) / in.iters;
+        sum += (timeRounds(host, in, true) - t) / in.iters;
     }
     c.perSync = sum / kRounds;
     return c;
@@ -53,9 +52,7 @@ IntervalCost measureInterval(std::vector<ProbeRank>& ranks, const Interval& in) 
 
 // One step of a pipeline with rank s as stage s: every micro-batch forward, then
 // every one backward in reverse (GPipe, as train_mlp), each handed on.
-void pipelineStep(std::vector<ProbeRank>& ranks, size_t s, int microBatches) {
-    const uint32_t n = uint32_t(ranks.size()), me = uint32_t(s);
-    ProbeRank& r = ranks[s];
+void pipelineStep(ProbeRank& r, uint32_t me, uint32_t n, int microBatches) {
     for (int m = 0; m < microBatches; ++m) {
         if (me > 0) r.recv(me - 1);
         r.gemms(kForwardGemms);
@@ -70,17 +67,15 @@ void pipelineStep(std::vector<ProbeRank>& ranks, size_t s, int microBatches) {
 
 // Seconds per hand-off while the pipeline fills and drains, beyond the longer of
 // its dependency chain at a core per stage and its compute over the cores.
-double measureHandoff(std::vector<ProbeRank>& ranks, double cores) {
-    const size_t n = ranks.size();
+double measureHandoff(ProbeHost& host, double cores) {
+    const uint32_t n = host.size();
     const int mb = int(n);
-    std::vector<ProbeRank> one(1, ranks[0]);
     double pass = 1e9, mean = 0;  // one stage's micro-batch, forward and backward, alone
-    timeTogether(n, [&](size_t s) { pipelineStep(ranks, s, mb); });  // warm
+    host.together([&](ProbeRank& r, uint32_t s) { pipelineStep(r, s, n, mb); });  // warm
     for (int round = 0; round < kPipelineRounds; ++round) {
-        pass = std::min(pass, timeTogether(1, [&](size_t) { one[0].gemms(3 * kForwardGemms * kPipelineSteps); }) /
-                                  kPipelineSteps);
-        mean += timeTogether(n, [&](size_t s) {
-                    for (int k = 0; k < kPipelineSteps; ++k) pipelineStep(ranks, s, mb);
+        pass = std::min(pass, host.alone([&](ProbeRank& r) { r.gemms(3 * kForwardGemms * kPipelineSteps); }) / kPipelineSteps);
+        mean += host.together([&](ProbeRank& r, uint32_t s) {
+                    for (int k = 0; k < kPipelineSteps; ++k) pipelineStep(r, s, n, mb);
                 }) / kPipelineSteps / kPipelineRounds;
     }
     const double chain = double(n + mb - 1) * pass, compute = double(n) * mb * pass / std::min(cores, double(n));
@@ -88,21 +83,23 @@ double measureHandoff(std::vector<ProbeRank>& ranks, double cores) {
 }
 }  // namespace
 
-bool measureHostSharing(uint32_t count, double cores, HostSharing* out, std::string* why) {
-    std::vector<ProbeRank> ranks;
-    if (openProbeRanks(count, &ranks, why)) {
-        timeRounds(ranks, kShort, true);  // warm: links, pages, caches
-        const IntervalCost s = measureInterval(ranks, kShort), l = measureInterval(ranks, kLong);
+bool measureHostSharing(uint32_t threadRanks, double cores, HostSharing* out, std::string* why) {
+    ProbeHost host;
+    if (host.open(threadRanks, why)) {
+        const uint32_t count = host.size();
+        timeRounds(host, kShort, true);  // warm: links, pages, caches
+        const IntervalCost s = measureInterval(host, kShort), l = measureInterval(host, kLong);
         // The part per second of compute from the long interval (a line through 0:
         // the slope between the two moved from 0 to 8 % probe to probe, the ratio at
         // 1.3-15 ms stayed within 12-17 %), the fixed part what the short one has beyond it.
         out->syncPerCompute = std::max(0.0, l.perSync / l.computeAlone);
         out->syncBase = std::max(0.0, s.perSync - out->syncPerCompute * s.computeAlone);
+        out->syncShortCompute = s.computeAlone;
         // The slowdown: all ranks at one rank's pace would take count / cores times as long as one.
         out->computeSlowdown = std::max(1.0, s.together / (s.computeAlone * kShort.iters * std::max(1.0, count / cores)));
-        out->handoff = count > 1 ? measureHandoff(ranks, cores) : 0.0;
+        out->handoff = count > 1 ? measureHandoff(host, cores) : 0.0;
     }
-    return closeProbeRanks(&ranks, why);
+    return host.close(why);
 }
 
 }  // namespace hostccl::plan

@@ -1,5 +1,5 @@
 // What a host running more ranks than it has cores costs beyond sharing them,
-// measured with thread ranks (planner/probe_ranks.h):
+// measured with thread ranks or a launcher's processes (planner/probe_ranks.h):
 // - a collective between phases of compute costs more than the op itself: the
 //   scheduler shares the cores, so the ranks reach it at different times, and each
 //   one that waits must be woken again. How far apart they arrive grows with the
@@ -27,11 +27,14 @@ struct HostSharing {
     double computeSlowdown = 1;  // >= 1: compute time of ranks sharing the host over alone
     double syncBase = 0;         // seconds one allreduce of kSyncProbeBytes costs between compute phases, op included,
     double syncPerCompute = 0;   // plus this many seconds per second of compute (on an idle core) since the last one
+    double syncShortCompute = 0; // the short interval's compute on an idle core, seconds (the fixed part's measure)
     double handoff = 0;          // seconds a pipeline adds per hand-off while filling or draining
 };
 
-// On this host with `ranks` ranks as threads using `cores` cores; false and `why`
-// when the communicator or an op fails.
-bool measureHostSharing(uint32_t ranks, double cores, HostSharing* out, std::string* why);
+// On this host with `threadRanks` ranks as threads using `cores` cores, or with 0
+// under a launcher: the job's processes, each host's ranks probing among themselves,
+// every host at once, on `cores` cores a host (every process must call it; each gets
+// the same figures, the slowest host's); false and `why` when a communicator or an op fails.
+bool measureHostSharing(uint32_t threadRanks, double cores, HostSharing* out, std::string* why);
 
 }  // namespace hostccl::plan

@@ -60,6 +60,12 @@ struct Cluster {
     // what it costs more per second of the rank's compute since its last one.
     double syncExtraSeconds = 0;
     double syncExtraPerCompute = 0;
+    // The fixed part grows in over this much of the rank's compute since its last
+    // collective (the probe's short interval; 0: whole at once): ranks that computed
+    // little since meet still in step (4 x 2 ranks on 2 cores, 64 micro-batches of
+    // one sample: 0.84 ms charged to each of 512 TP allreduces a step made it 57 %
+    // too slow).
+    double syncRampSeconds = 0;
     // And what a pipeline adds there per hand-off while it fills and drains.
     double handoffSeconds = 0;
     // How much slower a rank computes with every rank of its host computing too than
@@ -75,8 +81,11 @@ struct Cluster {
     // Added to a collective after `computeSince` seconds of the rank's compute (0
     // on a host not crowded).
     double syncExtra(double computeSince) const {
-        return crowded() ? syncExtraSeconds + syncExtraPerCompute * computeSince : 0;
+        const double ramp = syncRampSeconds > computeSince ? computeSince / syncRampSeconds : 1;
+        return crowded() ? syncExtraSeconds * ramp + syncExtraPerCompute * computeSince : 0;
     }
+    // The fixed part alone, whatever the compute before (hand-offs, bucket collectives).
+    double syncFixed() const { return crowded() ? syncExtraSeconds : 0; }
     // Seconds one rank spends on `bytes` of element-wise work done in passes of
     // `passBytes` each (at its core share).
     double elementwiseSeconds(double bytes, double passBytes) const;

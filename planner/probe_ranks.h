@@ -1,6 +1,8 @@
-// Thread ranks for the planner's probes of a crowded host: each with its
-// communicator, stream, sgemm operands and a 64 KiB message, the calls the probes
-// time, and a runner that starts them together.
+// Ranks for the planner's probes of a crowded host: each with its communicator (of
+// the host's ranks), stream, sgemm operands and a 64 KiB message, the calls the probes
+// time, and the host that starts them together: thread ranks here, or under a
+// launcher this process's rank beside its host's other processes, every host of the
+// job probing at once (as the job's ranks will share the cores).
 #pragma once
 
 #include <cstdint>
@@ -15,7 +17,7 @@ namespace hostccl::plan {
 constexpr uint64_t kSyncProbeBytes = 64 << 10;
 
 struct ProbeRank {
-    HcclComm comm = nullptr;
+    HcclComm comm = nullptr;  // the host's ranks
     aclrtStream stream = nullptr;
     std::vector<float> a, b, c, data;
     HcclResult rc = HCCL_SUCCESS;  // the first failure; later calls do nothing
@@ -29,12 +31,34 @@ private:
     void finish(HcclResult launched);
 };
 
-// `count` thread ranks of one communicator; false and `why` when creating fails.
-bool openProbeRanks(uint32_t count, std::vector<ProbeRank>* ranks, std::string* why);
-// Closes them; false and `why` (if still empty) when an op had failed.
-bool closeProbeRanks(std::vector<ProbeRank>* ranks, std::string* why);
+class ProbeHost {
+public:
+    // `threadRanks` ranks as threads of one communicator here, or with 0 this
+    // process's rank of a communicator from the launcher's environment and one of
+    // its host's ranks; false and `why` when creating fails.
+    bool open(uint32_t threadRanks, std::string* why);
+    // Closes them; false and `why` (if still empty) when an op had failed.
+    bool close(std::string* why);
+    uint32_t size() const { return hostRanks_; }
 
-// Wall seconds for `body(i)` to run on a thread per rank i of `ranks`, from a common start.
-double timeTogether(size_t ranks, const std::function<void(size_t)>& body);
+    // Wall seconds for `body(rank, i)` on every rank i of the host at once, from a
+    // common start; under a launcher every host runs it, and the slowest rank's time
+    // counts.
+    double together(const std::function<void(ProbeRank&, uint32_t)>& body);
+    // Wall seconds for `body` on the host's first rank with every other rank idle
+    // (under a launcher the job's first rank; the others wait).
+    double alone(const std::function<void(ProbeRank&)>& body);
+
+private:
+    bool openLaunched(std::string* why);
+    bool worldMax(double* seconds);  // launched: the largest over the job's ranks
+
+    std::vector<ProbeRank> ranks_;  // every rank here, or this process's one
+    HcclComm world_ = nullptr;      // launched: the job's communicator
+    aclrtStream worldStream_ = nullptr;
+    uint32_t hostRanks_ = 0, index_ = 0;  // ranks on the host; this process's among them
+    bool first_ = true;                   // launched: the job's rank 0
+    HcclResult rc_ = HCCL_SUCCESS;        // the first failure of the world's calls
+};
 
 }  // namespace hostccl::plan

@@ -197,7 +197,7 @@ Pipeline cutStages(const Workload& w, const Cluster& c, CommEstimator& comm, con
         }
         if (s + 1 < p.pp)
             pl.hop[s] = comm.sendSeconds(stageHopLayout(c.platform, p.dp, p.tp, s), hopBytes(L[st.end - 1], p.tp, mb)) +
-                        c.syncExtra(0);  // a hand-off: measured no dearer with the compute before it
+                        c.syncFixed();  // a hand-off: measured no dearer with the compute before it
     }
     for (uint32_t s = 0; s < p.pp; ++s) pl.stages[s].p2p = (s > 0 ? pl.hop[s - 1] : 0) + pl.hop[s];
     return pl;
@@ -251,7 +251,7 @@ double crowdedHostFloor(const Cluster& c, const Plan& p, const std::vector<doubl
 // replicas ran apart since their last sync: the whole step (each replica's
 // pipeline and TP group meet the scheduler's delays on their own).
 double dpWaitExtra(const Cluster& c, const Plan& p, double pipeline) {
-    return p.dp == 1 ? 0 : c.syncExtra(pipeline) - c.syncExtra(0);
+    return p.dp == 1 ? 0 : std::max(0.0, c.syncExtra(pipeline) - c.syncFixed());
 }
 
 // How the bucketer averages a stage's gradients under plan `p` on cluster `c`.
@@ -264,7 +264,7 @@ SyncOptions syncOptions(const Cluster& c, const Plan& p) {
     so.overlap = p.overlap;
     so.passSeconds = [&c](double bytes) { return c.coldElementwiseSeconds(bytes); };
     so.reduceSecondsPerByte = c.platform.gamma / c.coreShare();
-    so.perCollective = c.syncExtra(0);
+    so.perCollective = c.syncFixed();
     so.codecs = c.codecs;
     so.onRank = [&c](double idle) { return c.computeSeconds(idle); };
     return so;

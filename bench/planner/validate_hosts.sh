@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # hostccl-plan against measured steps across emulated hosts: HOSTS network namespaces
 # on a bridge, each link shaped to RATE each way with tc tbf (bench/emulated_hosts.sh),
-# PER_HOST train_mlp processes on each started with launcher variables. The cluster
-# is probed across them (hostccl-sim --probe), the hosts given their part of this
-# machine's cores, host sharing measured with thread ranks here (hostccl-plan
-# --probe); then the first 5 plans and 5 spread over the rest run 3 times each, as
-# bench/planner/validate.sh does on one host. Needs root (ip netns, tc).
+# PER_HOST train_mlp processes on each started with launcher variables. hostccl-plan
+# --probe runs under the same launch (the cluster's links, and the hosts' sharing of
+# their cores measured with the job's processes; with one rank a host, the cluster
+# probed by hostccl-sim --probe and the sharing by thread ranks here), the hosts given
+# their part of this machine's cores; then the first 5 plans and 5 spread over the
+# rest run 3 times each, as bench/planner/validate.sh does on one host. Needs root
+# (ip netns, tc).
 #   bash bench/planner/validate_hosts.sh [--hosts 2] [--rate 1gbit] [--per-host 2] [--batch 256] [--steps 15] [--runs 3]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,18 +46,28 @@ onHosts() {
 }
 
 "$mlp" --describe-model "$dir/model.json" "${model[@]}"
-onHosts "$dir/platform.json" "$sim" --probe || { cat "$dir"/rank.*; exit 1; }
-# This machine's cores, shared by the emulated hosts; host sharing measured with
-# thread ranks (as many as the whole job: they all share these cores).
+# This machine's cores, shared by the emulated hosts.
 cores=$(awk -v c="$(nproc)" -v n="$hosts" 'BEGIN { h = c / n; printf "%g", (h >= 1 ? int(h) : h) }')
-local_out=$("$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$n" --top 1)
-sync=$(sed -n 's/.* costs \([0-9.]*\) us more.*/\1/p' <<<"$local_out")
-per_compute=$(sed -n 's/.* and \([0-9.]*\) % of the compute since the last.*/\1/p' <<<"$local_out")
-handoff=$(sed -n 's/.* a pipeline \([0-9.]*\) us per hand-off.*/\1/p' <<<"$local_out")
-slow=$(sed -n 's/^# ranks sharing a host compute \([0-9.]*\)x.*/\1/p' <<<"$local_out")
-"$plan" --model "$dir/model.json" --global-batch "$batch" --platform "$dir/platform.json" --cores "$cores" \
-    --sync-us "${sync:-0}" --sync-per-compute "$(awk -v p="${per_compute:-0}" 'BEGIN { print p / 100 }')" \
-    --handoff-us "${handoff:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
+if [ "$per_host" -gt 1 ]; then
+    # The planner probes the cluster and each host's sharing of its cores with the
+    # job's own processes, every host at once, as a user's launch would.
+    onHosts "$dir/plan.txt" "$plan" --model "$dir/model.json" --global-batch "$batch" --probe --cores "$cores" \
+        --top 10 -o "$dir/plan.json" || { cat "$dir"/rank.*; exit 1; }
+else
+    # A host of one rank shares its cores with no rank of its own, but these hosts
+    # share this machine's: thread ranks here, as many as the job, stand in for it.
+    onHosts "$dir/platform.json" "$sim" --probe || { cat "$dir"/rank.*; exit 1; }
+    local_out=$("$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$n" --top 1)
+    sync=$(sed -n 's/.* costs \([0-9.]*\) us more.*/\1/p' <<<"$local_out")
+    per_compute=$(sed -n 's/.* and \([0-9.]*\) % of the compute since the last.*/\1/p' <<<"$local_out")
+    handoff=$(sed -n 's/.* a pipeline \([0-9.]*\) us per hand-off.*/\1/p' <<<"$local_out")
+    ramp=$(sed -n 's/.* (in full from \([0-9.]*\) us of compute since the last).*/\1/p' <<<"$local_out")
+    slow=$(sed -n 's/^# ranks sharing a host compute \([0-9.]*\)x.*/\1/p' <<<"$local_out")
+    "$plan" --model "$dir/model.json" --global-batch "$batch" --platform "$dir/platform.json" --cores "$cores" \
+        --sync-us "${sync:-0}" --sync-per-compute "$(awk -v p="${per_compute:-0}" 'BEGIN { print p / 100 }')" \
+        --handoff-us "${handoff:-0}" --sync-ramp-us "${ramp:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" > "$dir/plan.txt"
+fi
+grep '^#' "$dir/plan.txt"
 mapfile -t chosen < <(choose_plans "$dir/plan.json")
 echo "| plan rank | plan | predicted ms | measured ms (median of $runs) | runs | error |"
 echo "|---|---|---|---|---|---|"

@@ -243,6 +243,15 @@ TEST(PlannerPredict, SharedAndCrowdedHosts) {
     const double since = (in + 2 * split) + 2 * split + (outBackward + 4 * split) + 4 * split;
     EXPECT_NEAR(longer.tpSeconds - synced.tpSeconds, 0.1 * since, 1e-12);
     EXPECT_NEAR(longer.stepSeconds - synced.stepSeconds, 0.1 * since, 1e-12);
+    // The fixed part grown in over 3 ms of compute since the last: the two forward
+    // allreduces (2.57 and 2.56 ms since theirs) pay that part of it, the backward
+    // ones (over 5 ms) all; hand-offs and bucket collectives the whole part still.
+    c.syncRampSeconds = 3e-3;
+    const Prediction ramped = predictStep(w, c, comm, p);
+    const double first = in + 2 * split, second = 2 * split;
+    EXPECT_NEAR(longer.tpSeconds - ramped.tpSeconds, 1e-3 * ((1 - first / 3e-3) + (1 - second / 3e-3)), 1e-12);
+    EXPECT_EQ(c.syncExtra(0), 0.0);
+    EXPECT_EQ(c.syncFixed(), 1e-3);
     // Not crowded: no sync cost.
     ASSERT_TRUE(sim::setCores(&c.platform, 4));
     EXPECT_EQ(c.syncExtra(1.0), 0.0);

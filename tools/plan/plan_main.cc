@@ -37,10 +37,11 @@ struct Options : sim::PlatformOptions {
     uint32_t maxMicroBatches = 64;
     double gflops = 0;  // 0: measure
     double elementwiseGBps = 0;  // 0: measure
-    double syncUs = -1;          // below 0: measured with --probe's thread ranks on a crowded host, else 0
+    double syncUs = -1;          // below 0: measured by --probe on a crowded host, else 0
     double syncPerCompute = -1;  // the same
     double handoffUs = -1;       // the same
-    double slowdown = 0;         // 0: measured with --probe's thread ranks, else 1
+    double syncRampUs = -1;      // the same
+    double slowdown = 0;         // 0: measured by --probe, else 1
     size_t top = 10;
 };
 
@@ -117,25 +118,33 @@ bool writeWhole(const std::string& path, const std::string& text) {
 }
 
 // How ranks sharing a host slow each other's compute and what a sync between
-// compute phases costs beyond its op: measured with the probe's thread ranks (under
-// a launcher not yet: 1 and 0), or the sync cost given.
-bool measureSharing(const Options& o, Cluster* c, std::string* why) {
+// compute phases costs beyond its op: measured with the probe's thread ranks, or
+// under a launcher with the job's processes (every rank takes part; rank 0, the
+// `printer`, keeps the figures), or given.
+bool measureSharing(const Options& o, Cluster* c, bool printer, std::string* why) {
     uint32_t rank, size, local;
     const bool launched = HostcclGetLauncherRank(&rank, &size, &local) == HCCL_SUCCESS && o.probeRanks == 0;
-    if (o.probe && !launched && c->platform.hosts == 1 && c->platform.ranksPerHost > 1) {
-        HostSharing h;
-        if (!measureHostSharing(c->platform.ranksPerHost, c->platform.cores() * c->platform.coreSpeed, &h, why)) return false;
+    const sim::Platform& p = c->platform;
+    const bool probeHosts = o.probe && p.ranksPerHost > 1 && (launched || p.hosts == 1);
+    HostSharing h;
+    if (probeHosts && !measureHostSharing(launched ? 0 : p.ranksPerHost, p.cores() * p.coreSpeed, &h, why)) return false;
+    if (!printer) return true;
+    if (probeHosts) {
         c->computeSlowdown = h.computeSlowdown;
-        CommEstimator comm(c->platform, /*dataInCache=*/true);  // the probe's 64 KiB stay in cache
-        const GroupLayout host{1, c->platform.ranksPerHost, 1};
+        CommEstimator comm(p, /*dataInCache=*/true);  // the probe's 64 KiB stay in cache
+        const GroupLayout host{1, p.ranksPerHost, 1};
         c->syncExtraSeconds = std::max(0.0, h.syncBase - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
         // Per second of the plan's compute, which counts a rank's share of a core.
         c->syncExtraPerCompute = h.syncPerCompute * c->coreShare() / c->computeSlowdown;
+        // Below the short interval's compute the fixed part is not measured: from none
+        // (ranks that barely computed meet in step) up to it, in the plan's compute seconds.
+        c->syncRampSeconds = h.syncShortCompute * c->computeSlowdown / c->coreShare();
         c->handoffSeconds = h.handoff;
     }
     if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
     if (o.syncPerCompute >= 0) c->syncExtraPerCompute = o.syncPerCompute;
     if (o.handoffUs >= 0) c->handoffSeconds = o.handoffUs * 1e-6;
+    if (o.syncRampUs >= 0) c->syncRampSeconds = o.syncRampUs * 1e-6;
     if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
     return true;
 }
@@ -204,9 +213,11 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
                     c.codecs.signEncode * 1e9, c.codecs.signDecodePerRank * 1e9, (c.codecs.topkEncode + c.codecs.topkDecodePass) * 1e9,
                     c.codecs.topkDecodePair * 1e9);
     if (c.crowded())
-        std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases "
+        std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases%s "
                     "and %.2f %% of the compute since the last; a pipeline %.1f us per hand-off filling and draining\n",
                     c.platform.ranksPerHost, c.platform.cores() * c.platform.coreSpeed, c.syncExtraSeconds * 1e6,
+                    c.syncRampSeconds > 0 ? fmt::format(" (in full from {:.0f} us of compute since the last)",
+                                                        c.syncRampSeconds * 1e6).c_str() : "",
                     c.syncExtraPerCompute * 100, c.handoffSeconds * 1e6);
     std::printf("# %llu plans predicted (%llu collective sizes simulated): %llu over the memory limit, %llu the same as "
                 "a listed one but for a bucket size or overlap choice that changes nothing\n",
@@ -237,15 +248,20 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--sync-us", o.syncUs,
                    "on a host with more ranks than cores, what a collective between compute phases costs beyond "
-                   "the op, microseconds (default: measured with --probe's thread ranks)")
+                   "the op, microseconds (default: measured by --probe: thread ranks, or the job's processes under a launcher)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--sync-per-compute", o.syncPerCompute,
                    "on such a host, what a collective costs more per second of a rank's compute since its last one "
-                   "(a fraction; default: measured with --probe's thread ranks)")
+                   "(a fraction; default: measured by --probe: thread ranks, or the job's processes under a launcher)")
         ->check(CLI::Range(0.0, 10.0));
+    app.add_option("--sync-ramp-us", o.syncRampUs,
+                   "on such a host, the compute since a rank's last collective, microseconds, from which the fixed "
+                   "part (--sync-us) is charged in full, growing in from none below it (default: --probe's short "
+                   "interval, else 0: always in full)")
+        ->check(CLI::NonNegativeNumber);
     app.add_option("--handoff-us", o.handoffUs,
                    "on such a host, what a pipeline adds per hand-off between stages while it fills and drains, "
-                   "microseconds (default: measured with --probe's thread ranks)")
+                   "microseconds (default: measured by --probe: thread ranks, or the job's processes under a launcher)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--compute-slowdown", o.slowdown,
                    "how much slower a rank computes with every rank of its host computing (default: measured with "
@@ -274,10 +290,10 @@ int main(int argc, char** argv) {
                                    sim::applyOverrides(o, &c.platform, &why)
                              : sim::resolvePlatform(o, &c.platform, &why));
     if (!ok) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 2;
+    if (!measureSharing(o, &c, printer, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 1;
     if (!printer) return 0;  // under a launcher, rank 0 plans
     c.gemm = o.gflops > 0 ? GemmTimer::flat(o.gflops * 1e9) : GemmTimer::measured();
     c.elementwise = o.elementwiseGBps > 0 ? ComputeRate(o.elementwiseGBps * 1e9) : measureElementwiseRate();
     if (o.elementwiseGBps <= 0) c.codecs = measureCodecs();  // flat rates given: a deterministic model
-    if (!measureSharing(o, &c, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 1;
     return searchAndReport(o, w, c);
 }
