@@ -51,7 +51,6 @@ void ProbeRank::recv(uint32_t peer) {
     if (rc == HCCL_SUCCESS) finish(HcclRecv(data.data(), data.size(), HCCL_DATA_TYPE_FP32, peer, comm, stream));
 }
 
-
 bool ProbeHost::open(uint32_t threadRanks, std::string* why) {
     openblas_set_num_threads(1);  // a rank per thread, as the training ranks
     if (threadRanks == 0) return openLaunched(why);

@@ -160,7 +160,8 @@ HcclResult runFlows(const std::vector<HcclComm>& comms, const std::vector<Pair>&
         for (const Pair& p : pairs)
             if (me == p.first || me == p.second)
                 rcs[c] = timeFlow(comms[c], p.first, p.second, bytes, both, streak, runs, endsHere, &timings[c]);
-        if (rcs[c] == HCCL_SUCCESS) rcs[c] = barrier(comms[c]);
+        const HcclResult after = barrier(comms[c]);  // after a failure too: every rank takes part
+        if (rcs[c] == HCCL_SUCCESS) rcs[c] = after;
     };
     std::vector<std::thread> threads;
     for (size_t c = 1; c < comms.size(); ++c) threads.emplace_back(run, c);
