@@ -40,8 +40,12 @@ LinkTable::LinkTable(Identity identity, const std::vector<PeerInfo>& peers,
       links_(peers.size()),
       ready_(new std::atomic<transport::Link*>[peers.size()]),
       state_(peers.size(), State::Idle),
+      dialMoot_(new std::atomic<bool>[peers.size()]),
       lastError_(peers.size()) {
-    for (size_t p = 0; p < peers.size(); ++p) ready_[p].store(nullptr, std::memory_order_relaxed);
+    for (size_t p = 0; p < peers.size(); ++p) {
+        ready_[p].store(nullptr, std::memory_order_relaxed);
+        dialMoot_[p].store(false, std::memory_order_relaxed);
+    }
 }
 
 LinkTable::~LinkTable() {
@@ -134,13 +138,15 @@ transport::Link* LinkTable::get(uint32_t peer, Deadline opDeadline, HcclResult* 
         if (links_[peer]) return links_[peer].get();
         if (state_[peer] == State::Idle) {
             state_[peer] = State::Dialing;
+            dialMoot_[peer].store(false, std::memory_order_relaxed);
             lock.unlock();
             std::string err;
             HcclResult rc = inProcessPair(peer) ? pairInProcess(peer, deadline, &err) : dial(peer, deadline, &err);
             lock.lock();
             if (links_[peer]) return links_[peer].get();
             if (rc == HCCL_SUCCESS && state_[peer] == State::Dialing) state_[peer] = State::Waiting;  // theirs won
-            if (rc == HCCL_SUCCESS || state_[peer] == State::Accepting) continue;  // theirs is on its way
+            // Theirs is on its way, or failed after stopping ours (then dial again).
+            if (rc == HCCL_SUCCESS || state_[peer] == State::Accepting || dialMoot_[peer].load()) continue;
             state_[peer] = State::Idle;
             *code = rc;
             *why = err;
@@ -207,11 +213,15 @@ HcclResult LinkTable::dial(uint32_t peer, Deadline deadline, std::string* why) {
     const PeerInfo& info = peers_[peer];
     std::string err;
     const net::Hello hello = net::makeHello(net::Purpose::PeerLink, identity_.commId, identity_.rank, peer);
-    net::Fd fd = net::dialProven(net::Endpoint{info.ip, info.port}, identity_.secret, hello, deadline, &err);
+    net::Fd fd;
     char verdict = 0;
-    if (!fd.valid() || !net::recvAll(fd.get(), &verdict, 1, deadline, &err)) {
-        *why = fmt::format("data link to {}: {}", nameOf_(peer), err);
-        return HCCL_E_TCP_CONNECT;
+    {
+        net::CancelScope moot(&dialMoot_[peer]);
+        fd = net::dialProven(net::Endpoint{info.ip, info.port}, identity_.secret, hello, deadline, &err);
+        if (!fd.valid() || !net::recvAll(fd.get(), &verdict, 1, deadline, &err)) {
+            *why = fmt::format("data link to {}: {}", nameOf_(peer), err);
+            return HCCL_E_TCP_CONNECT;
+        }
     }
     if (verdict == kLose) return HCCL_SUCCESS;
     if (verdict == kDuplicate) {
@@ -241,6 +251,7 @@ LinkTable::Verdict LinkTable::decide(uint32_t peer) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (links_[peer] || state_[peer] == State::Accepting) return kDuplicate;
     if (state_[peer] == State::Dialing && peer < identity_.rank) return kLose;
+    if (state_[peer] == State::Dialing) dialMoot_[peer].store(true, std::memory_order_release);
     state_[peer] = State::Accepting;
     return kAccept;
 }

@@ -92,7 +92,10 @@ Fd dialProven(const Endpoint& to, const Secret& secret, const Hello& hello, Dead
         if (!turnedAway || deadline.expired()) break;
         log::debug("dial {}: turned away before the handshake ({}); trying again in {} ms", to.str(), *err, pause.count());
         fd = Fd();
-        std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(pause, std::chrono::milliseconds(deadline.remainingMs(1000))));
+        if (!pauseFor(std::min<std::chrono::milliseconds>(pause, std::chrono::milliseconds(deadline.remainingMs(1000))))) {
+            *err = "cancelled";
+            break;
+        }
         pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
         h.nonce = randomU64();  // a fresh challenge for the new connection
         if (deadline.expired()) break;

@@ -23,6 +23,30 @@ void Fd::reset() {
     fd_ = -1;
 }
 
+namespace {
+thread_local const std::atomic<bool>* tCancel = nullptr;
+// How often a cancellable wait looks at its flag: a cancelled dial is rare, and
+// waking this often costs nothing next to what it waits for.
+constexpr int kCancelSliceMs = 5;
+}  // namespace
+
+CancelScope::CancelScope(const std::atomic<bool>* flag) { tCancel = flag; }
+CancelScope::~CancelScope() { tCancel = nullptr; }
+bool CancelScope::cancelled() { return tCancel != nullptr && tCancel->load(std::memory_order_acquire); }
+
+bool pauseFor(std::chrono::milliseconds d) {
+    if (tCancel == nullptr) {
+        std::this_thread::sleep_for(d);
+        return true;
+    }
+    const auto end = std::chrono::steady_clock::now() + d;
+    for (auto now = std::chrono::steady_clock::now(); now < end; now = std::chrono::steady_clock::now()) {
+        if (CancelScope::cancelled()) return false;
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(end - now, std::chrono::milliseconds(kCancelSliceMs)));
+    }
+    return !CancelScope::cancelled();
+}
+
 static std::string errnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
 
 static bool toSockaddr(const std::string& ip, uint16_t port, sockaddr_in* sa) {
@@ -103,8 +127,12 @@ static bool waitFd(int fd, short events, Deadline deadline, std::string* err) {
             *err = "timed out";
             return false;
         }
+        if (CancelScope::cancelled()) {
+            *err = "cancelled";
+            return false;
+        }
         pollfd p{fd, events, 0};
-        int rc = ::poll(&p, 1, deadline.remainingMs(1000));
+        int rc = ::poll(&p, 1, deadline.remainingMs(tCancel != nullptr ? kCancelSliceMs : 1000));
         if (rc > 0) return true;
         if (rc < 0 && errno != EINTR) {
             *err = errnoText("poll");
@@ -158,11 +186,11 @@ Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err) {
             setNoDelay(fd.get());  // handshakes are small request-reply exchanges: no Nagle delay
             return fd;
         }
-        if (rc < 0 || deadline.expired()) {
+        if (rc < 0 || deadline.expired() || !pauseFor(backoff)) {
+            if (CancelScope::cancelled()) *err = "cancelled";
             *err = "connect to " + to.str() + " failed: " + *err;
             return Fd();
         }
-        std::this_thread::sleep_for(backoff);
         backoff = std::min(backoff * 2, std::chrono::milliseconds(200));
     }
 }

@@ -2,6 +2,8 @@
 // an errno-style message, never as an exception or a hang.
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -60,6 +62,22 @@ Fd acceptTcp(int listenFd, Deadline deadline, std::string* err);
 // Full reads/writes with a deadline (socket may be blocking or not).
 bool sendAll(int fd, const void* buf, size_t len, Deadline deadline, std::string* err);
 bool recvAll(int fd, void* buf, size_t len, Deadline deadline, std::string* err);
+
+// While a scope naming `flag` lives, this thread's blocking waits above (connect,
+// its back-off, sendAll, recvAll) end within a few milliseconds of `*flag` turning
+// true, failing with "cancelled": a dial whose outcome no longer matters (the
+// peer's own connection won the pair) gives up instead of waiting out its deadline
+// for a peer that may have finished and gone. Scopes do not nest.
+class CancelScope {
+public:
+    explicit CancelScope(const std::atomic<bool>* flag);
+    ~CancelScope();
+    CancelScope(const CancelScope&) = delete;
+    CancelScope& operator=(const CancelScope&) = delete;
+    static bool cancelled();
+};
+// Sleeps for `d`; false (early) when this thread's scope is cancelled.
+bool pauseFor(std::chrono::milliseconds d);
 
 void setNonBlocking(int fd);
 void setNoDelay(int fd);
