@@ -69,8 +69,9 @@ struct Cluster {
     // And what a pipeline adds there per hand-off while it fills and drains.
     double handoffSeconds = 0;
     // How much slower a rank computes with every rank of its host computing too than
-    // alone, beyond sharing cores (crowding_probe.h; 1: not known).
+    // alone, beyond sharing cores (crowding_probe.h; 1: not known, or none measured).
     double computeSlowdown = 1;
+    bool sharingKnown = false;  // the figures above were probed or given
     CodecRates codecs;  // top-k's and sign's own work (not measured: from the element-wise rates)
     uint32_t ranks() const { return platform.ranks(); }
     // The part of a core each rank gets when every rank on a host computes at once.

@@ -76,6 +76,8 @@ JSON
     || { cat "$dir/table.txt"; fail "planning from a rank table failed"; }
 grep -q '2 hosts x 2 ranks' "$dir/table.txt" || { cat "$dir/table.txt"; fail "the rank table's 2 x 2 was not used"; }
 grep -q 'sgemm on one core' "$dir/table.txt" || { cat "$dir/table.txt"; fail "the GEMM rate was not measured"; }
+grep -qF 'slower than alone (beyond sharing cores) (not measured)' "$dir/table.txt" \
+    || { cat "$dir/table.txt"; fail "host sharing neither probed nor given, yet not said so"; }
 
 # Probed here: 2 ranks as threads.
 "$plan" --model "$dir/mlp.json" --global-batch 32 --probe --probe-ranks 2 --gflops 50 > "$dir/probe.txt" \

@@ -146,6 +146,7 @@ bool measureSharing(const Options& o, Cluster* c, bool printer, std::string* why
     if (o.handoffUs >= 0) c->handoffSeconds = o.handoffUs * 1e-6;
     if (o.syncRampUs >= 0) c->syncRampSeconds = o.syncRampUs * 1e-6;
     if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
+    c->sharingKnown = probeHosts || o.slowdown >= 1;
     return true;
 }
 
@@ -206,7 +207,7 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
     std::printf("# cluster: %s\n# compute: %s\n# compute: %s\n", c.platform.summary().c_str(), c.gemm.summary().c_str(),
                 c.elementwise.summary("element-wise on one core", "GB/s", "MB").c_str());
     std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s\n", c.computeSlowdown,
-                c.computeSlowdown == 1 ? " (not measured)" : "");
+                c.sharingKnown ? "" : " (not measured)");
     if (c.codecs.measured)
         std::printf("# compressors on one core: sign %.2f ns an entry + %.2f per rank; top-k %.2f ns an entry + %.2f "
                     "per received pair\n",
