@@ -19,11 +19,10 @@
 #include "core/net/socket.h"
 #include "transports/link.h"
 
-using namespace hostccl;
+// (A named namespace: the sanitizer builds compile the unit tests as one unity file.)
+namespace hostccl::link_table_test {
 
-namespace {
-
-constexpr uint64_t kCommId = 0x11a7ab1e5eed;
+constexpr uint64_t kTableCommId = 0x11a7ab1e5eed;
 
 PeerInfo peerAt(uint32_t rank, uint16_t port) {
     PeerInfo p;
@@ -37,7 +36,7 @@ PeerInfo peerAt(uint32_t rank, uint16_t port) {
 
 LinkTable::Identity identity(uint32_t rank, const Secret& secret) {
     LinkTable::Identity id;
-    id.commId = kCommId;
+    id.commId = kTableCommId;
     id.secret = secret;
     id.rank = rank;
     id.comm = "link_table_test";
@@ -65,8 +64,6 @@ bool carries(transport::Link* from, transport::Link* to) {
     }
     return r.complete && got == sent;
 }
-
-}  // namespace
 
 TEST(LinkTable, DialStopsWhenThePeersConnectionWins) {
     setenv("HOSTCCL_TRANSPORT", "tcp", 1);  // ranks of one process pair over sockets, not memory
@@ -112,3 +109,5 @@ TEST(LinkTable, DialStopsWhenThePeersConnectionWins) {
     EXPECT_TRUE(carries(at0, at1));
     unsetenv("HOSTCCL_TRANSPORT");
 }
+
+}  // namespace hostccl::link_table_test
