@@ -2,8 +2,8 @@
 // at once. The case that stalled a barrier: the lower rank is mid-dial when the
 // higher rank's own connection arrives and wins; the higher rank then finishes its
 // op and destroys its communicator before its listener answers the lower rank's
-// dial. The lower rank must take the link that won at once, not wait out the
-// connect timeout for an answer that never comes.
+// dial. The lower rank must take the link that won within its dial's grace (a
+// second), not wait out the connect timeout for an answer that never comes.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

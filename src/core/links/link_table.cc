@@ -18,6 +18,10 @@ constexpr auto kWaitSlice = std::chrono::milliseconds(100);        // a failure 
 // many incoming setups on the listener's handler threads) stay far from the
 // machine's thread and pid limits (the design allows at most 128).
 constexpr size_t kConnectAheadWindow = 32;
+// How long a dial made moot by the peer's winning connection still waits for the
+// peer's answer (its refusal comes in microseconds from a live peer): dropping it
+// sooner would have the peer warn of a connection cut mid-handshake.
+constexpr auto kMootDialGrace = std::chrono::milliseconds(1000);
 
 // The link tables of this process by (communicator, rank), for in-process pairing.
 struct Directory {
@@ -216,7 +220,7 @@ HcclResult LinkTable::dial(uint32_t peer, Deadline deadline, std::string* why) {
     net::Fd fd;
     char verdict = 0;
     {
-        net::CancelScope moot(&dialMoot_[peer]);
+        net::CancelScope moot(&dialMoot_[peer], kMootDialGrace);
         fd = net::dialProven(net::Endpoint{info.ip, info.port}, identity_.secret, hello, deadline, &err);
         if (!fd.valid() || !net::recvAll(fd.get(), &verdict, 1, deadline, &err)) {
             *why = fmt::format("data link to {}: {}", nameOf_(peer), err);

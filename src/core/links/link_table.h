@@ -4,8 +4,8 @@
 // transport for the pair. Incoming connections are set up by the process listener's
 // handler threads (net::Acceptor::serve), never by this rank's op thread, so a link
 // never waits for what the peer's op is doing. When both ranks dial at once the
-// higher rank's connection wins on both sides; the loser stops dialing and waits
-// for it.
+// higher rank's connection wins on both sides; the loser waits for it (its own
+// dial given up within a second if the peer never answers it).
 // Two ranks of one process that would use shared memory are paired directly: one
 // anonymous segment, no socket, no descriptor.
 #pragma once
@@ -88,7 +88,7 @@ private:
     std::vector<State> state_;
     // [peer]: set when the peer's own connection was accepted while this rank was
     // dialing it. The peer refuses our dial, or (having finished and destroyed its
-    // communicator) never answers it: the dial stops at once (net::CancelScope).
+    // communicator) never answers it: the dial stops within a second (net::CancelScope).
     std::unique_ptr<std::atomic<bool>[]> dialMoot_;
     std::vector<std::string> lastError_;  // why an incoming setup for the peer failed
     uint64_t ticket_ = 0;  // the listener's service for our incoming links

@@ -25,14 +25,25 @@ void Fd::reset() {
 
 namespace {
 thread_local const std::atomic<bool>* tCancel = nullptr;
+thread_local std::chrono::steady_clock::duration tGrace{};
+thread_local std::chrono::steady_clock::time_point tSeenAt{};  // when the flag was first seen set
 // How often a cancellable wait looks at its flag: a cancelled dial is rare, and
 // waking this often costs nothing next to what it waits for.
 constexpr int kCancelSliceMs = 5;
 }  // namespace
 
-CancelScope::CancelScope(const std::atomic<bool>* flag) { tCancel = flag; }
+CancelScope::CancelScope(const std::atomic<bool>* flag, std::chrono::milliseconds grace) {
+    tCancel = flag;
+    tGrace = grace;
+    tSeenAt = {};
+}
 CancelScope::~CancelScope() { tCancel = nullptr; }
-bool CancelScope::cancelled() { return tCancel != nullptr && tCancel->load(std::memory_order_acquire); }
+bool CancelScope::cancelled() {
+    if (tCancel == nullptr || !tCancel->load(std::memory_order_acquire)) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (tSeenAt == std::chrono::steady_clock::time_point{}) tSeenAt = now;
+    return now - tSeenAt >= tGrace;
+}
 
 bool pauseFor(std::chrono::milliseconds d) {
     if (tCancel == nullptr) {

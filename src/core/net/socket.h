@@ -64,13 +64,14 @@ bool sendAll(int fd, const void* buf, size_t len, Deadline deadline, std::string
 bool recvAll(int fd, void* buf, size_t len, Deadline deadline, std::string* err);
 
 // While a scope naming `flag` lives, this thread's blocking waits above (connect,
-// its back-off, sendAll, recvAll) end within a few milliseconds of `*flag` turning
-// true, failing with "cancelled": a dial whose outcome no longer matters (the
-// peer's own connection won the pair) gives up instead of waiting out its deadline
-// for a peer that may have finished and gone. Scopes do not nest.
+// its back-off, sendAll, recvAll) fail with "cancelled" once `*flag` has been true
+// for `grace`: a dial whose outcome no longer matters (the peer's own connection
+// won the pair) gives up instead of waiting out its deadline for a peer that may
+// have finished and gone, while a live peer still answers it within the grace
+// (and so never sees a dial dropped mid-handshake). Scopes do not nest.
 class CancelScope {
 public:
-    explicit CancelScope(const std::atomic<bool>* flag);
+    CancelScope(const std::atomic<bool>* flag, std::chrono::milliseconds grace);
     ~CancelScope();
     CancelScope(const CancelScope&) = delete;
     CancelScope& operator=(const CancelScope&) = delete;
