@@ -17,6 +17,7 @@
 #include "core/links/link_table.h"
 #include "core/net/acceptor.h"
 #include "core/net/socket.h"
+#include "tests/support/scoped_env.h"
 #include "transports/link.h"
 
 // (A named namespace: the sanitizer builds compile the unit tests as one unity file.)
@@ -66,7 +67,7 @@ bool carries(transport::Link* from, transport::Link* to) {
 }
 
 TEST(LinkTable, DialStopsWhenThePeersConnectionWins) {
-    setenv("HOSTCCL_TRANSPORT", "tcp", 1);  // ranks of one process pair over sockets, not memory
+    test::ScopedEnv tcp("HOSTCCL_TRANSPORT", "tcp");  // ranks of one process pair over sockets, not memory
     ASSERT_TRUE(net::Acceptor::instance().ok());
     const uint16_t acceptorPort = net::Acceptor::instance().port();
     // Rank 1's listener as rank 0 sees it: it takes the connection and never answers,
@@ -107,7 +108,6 @@ TEST(LinkTable, DialStopsWhenThePeersConnectionWins) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
     EXPECT_TRUE(carries(at1, at0)) << "both ranks must hold the same connection";
     EXPECT_TRUE(carries(at0, at1));
-    unsetenv("HOSTCCL_TRANSPORT");
 }
 
 }  // namespace hostccl::link_table_test

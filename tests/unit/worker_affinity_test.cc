@@ -19,6 +19,7 @@
 #include "common/process_state.h"
 #include "core/topology/worker_affinity.h"
 #include "hccl/hccl.h"
+#include "tests/support/scoped_env.h"
 
 namespace {
 
@@ -33,11 +34,7 @@ std::vector<int> allowedCpus() {
 
 bool processUnbound() { return long(allowedCpus().size()) == sysconf(_SC_NPROCESSORS_ONLN) && allowedCpus().size() >= 2; }
 
-struct EnvOverride {
-    const char* name;
-    EnvOverride(const char* n, const char* v) : name(n) { setenv(n, v, 1); }
-    ~EnvOverride() { unsetenv(name); }
-};
+using hostccl::test::ScopedEnv;
 
 // The CPU lists of this process's threads that may run on exactly one CPU.
 std::multiset<std::string> singleCpuThreads() {
@@ -92,7 +89,7 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
     const uint32_t n = static_cast<uint32_t>(cpus.size());
     for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(hostccl::workerCpuFor(i, n), cpus[i]);
     EXPECT_EQ(hostccl::workerCpuFor(0, n + 1), -1) << "more ranks than cores: the scheduler decides";
-    EnvOverride off("HOSTCCL_BIND_WORKERS", "0");
+    ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
     EXPECT_EQ(hostccl::workerCpuFor(0, 1), -1);
 }
 
@@ -106,7 +103,7 @@ TEST(WorkerAffinity, TheFirstCommunicatorOfADeviceDecides) {
     EXPECT_EQ(hostccl::claimWorkerCpu(1008, 0, 1), -1) << "one rank here says nothing about placement";
     EXPECT_EQ(hostccl::claimWorkerCpu(1008, 1, 2), cpus[1]) << "so a later communicator decides";
     {
-        EnvOverride off("HOSTCCL_BIND_WORKERS", "0");
+        ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
         EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), -1);
     }
     EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), cpus[1]) << "switched off, nothing was decided";
@@ -155,7 +152,7 @@ TEST(WorkerAffinity, KeepsTheCallingThreadOnItsCore) {
 TEST(WorkerAffinity, TwoThreadRanksRunOnTwoCores) {
     if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
     {
-        EnvOverride off("HOSTCCL_BIND_WORKERS", "0");
+        ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
         EXPECT_TRUE(bindingsAfterAnAllreduce().empty());
     }
     const std::multiset<std::string> bound = bindingsAfterAnAllreduce();
