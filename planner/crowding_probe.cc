@@ -6,13 +6,14 @@
 namespace hostccl::plan {
 
 namespace {
-constexpr int kRounds = 7;
-// The sync cost's two intervals: about 1 ms and 5 ms of compute on an idle core
+// Rounds of each interval, alternating, so a change on the host meets both alike.
+constexpr int kRounds = 12;
+// The sync cost's intervals: none, about 1 ms and 5 ms of compute on an idle core
 // between collectives, as many rounds of each (the longer in fewer iterations).
 struct Interval {
     int gemms, iters;
 };
-constexpr Interval kShort{3, 40}, kLong{16, 20};
+constexpr Interval kNone{0, 40}, kShort{3, 40}, kLong{16, 20};
 // The pipeline: 2 sgemms forward and 4 backward per micro-batch and stage (about
 // what 4 stages of the example MLP's 4 micro-batches do), a few steps of it.
 constexpr int kForwardGemms = 2, kPipelineSteps = 5, kPipelineRounds = 3;
@@ -29,25 +30,37 @@ double timeRounds(ProbeHost& host, const Interval& in, bool withSync) {
 
 struct IntervalCost {
     double computeAlone = 1e9;  // one segment on an idle core, seconds (best round)
-    double together = 1e9;      // the segments with every rank at once, no collective (best round)
-    double perSync = 0;         // seconds a collective adds (mean over rounds)
+    double computeShared = 0;   // one segment's CPU seconds with every rank computing (mean)
+    double perSync = 0;         // seconds a collective adds (mean)
 };
 
-// The sync cost after `in`'s compute: the mean over every round (where the
-// scheduler puts the ranks varies from round to round, and a median of rounds
-// still moved 4x between probes); the compute times: best rounds (other load only
-// adds to them).
-IntervalCost measureInterval(ProbeHost& host, const Interval& in) {
-    IntervalCost c;
-    double sum = 0;
+// One round of `in`: every rank's segments, each followed by a collective, timed
+// against the CPU their compute took. What the wall time has beyond that compute
+// spread over the cores is what the collectives cost: the op, the ranks' waits for
+// each other, the cores left idle meanwhile. (Read as the difference to the same
+// segments timed without collectives, it carried that run's own noise too, and the
+// ragged finish of ranks no collective holds together: 40-160 us a segment at 8
+// ranks on 2 cores, taken for compute slowdown.) Sums into `c`; the callers divide.
+void measureRound(ProbeHost& host, const Interval& in, double cores, IntervalCost* c) {
+    const uint32_t n = host.size();
+    c->computeAlone = std::min(c->computeAlone, host.alone([&](ProbeRank& r) { r.gemms(in.gemms * in.iters); }) / in.iters);
+    host.takeComputeCpu();
+    const double wall = timeRounds(host, in, true);
+    const double cpu = host.takeComputeCpu();
+    c->computeShared += cpu / n / in.iters;
+    c->perSync += (wall - cpu / std::min(cores, double(n))) / in.iters;
+}
+
+// The means over rounds (where the scheduler puts the ranks varies from round to
+// round, and a median of rounds still moved 4x between probes); the idle-core
+// compute time: the best round (other load only adds to it).
+void measureIntervals(ProbeHost& host, double cores, IntervalCost* none, IntervalCost* s, IntervalCost* l) {
     for (int round = 0; round < kRounds; ++round) {
-        const double t = timeRounds(host, in, false);
-        c.computeAlone = std::min(c.computeAlone, host.alone([&](ProbeRank& r) { r.gemms(in.gemms * in.iters); }) / in.iters);
-        c.together = std::min(c.together, t);
-        sum += (timeRounds(host, in, true) - t) / in.iters;
+        measureRound(host, kNone, cores, none);
+        measureRound(host, kShort, cores, s);
+        measureRound(host, kLong, cores, l);
     }
-    c.perSync = sum / kRounds;
-    return c;
+    for (IntervalCost* c : {none, s, l}) c->computeShared /= kRounds, c->perSync /= kRounds;
 }
 
 // One step of a pipeline with rank s as stage s: every micro-batch forward, then
@@ -88,15 +101,18 @@ bool measureHostSharing(uint32_t threadRanks, double cores, HostSharing* out, st
     if (host.open(threadRanks, why)) {
         const uint32_t count = host.size();
         timeRounds(host, kShort, true);  // warm: links, pages, caches
-        const IntervalCost s = measureInterval(host, kShort), l = measureInterval(host, kLong);
+        IntervalCost none, s, l;
+        measureIntervals(host, cores, &none, &s, &l);
         // The part per second of compute from the long interval (a line through 0:
         // the slope between the two moved from 0 to 8 % probe to probe, the ratio at
         // 1.3-15 ms stayed within 12-17 %), the fixed part what the short one has beyond it.
         out->syncPerCompute = std::max(0.0, l.perSync / l.computeAlone);
         out->syncBase = std::max(0.0, s.perSync - out->syncPerCompute * s.computeAlone);
         out->syncShortCompute = s.computeAlone;
-        // The slowdown: all ranks at one rank's pace would take count / cores times as long as one.
-        out->computeSlowdown = std::max(1.0, s.together / (s.computeAlone * kShort.iters * std::max(1.0, count / cores)));
+        out->syncFloor = none.perSync;
+        // The slowdown: a segment's CPU with every rank computing over its CPU alone
+        // (caches and memory shared; the cores' sharing is the plan's own part).
+        out->computeSlowdown = std::max(1.0, s.computeShared / s.computeAlone);
         out->handoff = count > 1 ? measureHandoff(host, cores) : 0.0;
     }
     return host.close(why);

@@ -5,8 +5,10 @@
 //   one that waits must be woken again. How far apart they arrive grows with the
 //   compute since the last collective (4 ranks on 2 cores, 64 KiB allreduces after
 //   1.3 / 2.5 / 5 / 10 / 15 ms of sgemm on one core added 0.21 / 0.35 / 0.62 / 1.6 /
-//   1.8 ms each), so it is measured after a short and a long interval and taken as a
-//   line: a fixed part plus a part per second of compute;
+//   1.8 ms each), so it is measured after no compute, a short and a long interval
+//   and taken as a line (a fixed part plus a part per second of compute) whose fixed
+//   part grows in from the cost after no compute; each reading is a round's wall time
+//   beyond the CPU time its compute took, spread over the cores;
 // - a pipeline's stages hand micro-batches to each other, and on such a host a rank
 //   handed its input often waits for a core the scheduler gives it late (a core
 //   idled 3.5-7.6 ms beside a queue of two ranks, until the next tick balanced
@@ -24,10 +26,11 @@
 namespace hostccl::plan {
 
 struct HostSharing {
-    double computeSlowdown = 1;  // >= 1: compute time of ranks sharing the host over alone
+    double computeSlowdown = 1;  // >= 1: CPU time of a rank's compute with the host's ranks computing over alone
     double syncBase = 0;         // seconds one allreduce of kSyncProbeBytes costs between compute phases, op included,
     double syncPerCompute = 0;   // plus this many seconds per second of compute (on an idle core) since the last one
     double syncShortCompute = 0; // the short interval's compute on an idle core, seconds (the fixed part's measure)
+    double syncFloor = 0;        // seconds one such allreduce costs with no compute since the last, op included
     double handoff = 0;          // seconds a pipeline adds per hand-off while filling or draining
 };
 

@@ -2,6 +2,7 @@
 // planner predicts for it, and what it is planned for (the workload and cluster).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -61,11 +62,15 @@ struct Cluster {
     double syncExtraSeconds = 0;
     double syncExtraPerCompute = 0;
     // The fixed part grows in over this much of the rank's compute since its last
-    // collective (the probe's short interval; 0: whole at once): ranks that computed
-    // little since meet still in step (4 x 2 ranks on 2 cores, 64 micro-batches of
+    // collective (the probe's short interval; 0: whole at once), from what one costs
+    // with no compute since (`syncFloorSeconds`, beyond the op): ranks that computed
+    // little since meet more in step (4 x 2 ranks on 2 cores, 64 micro-batches of
     // one sample: 0.84 ms charged to each of 512 TP allreduces a step made it 57 %
-    // too slow).
+    // too slow), but on a host of 4 ranks to a core each still waits for the others
+    // to be scheduled (8 ranks, 32 micro-batches of TP-8: 46 ms predicted from none,
+    // 108 measured).
     double syncRampSeconds = 0;
+    double syncFloorSeconds = 0;
     // And what a pipeline adds there per hand-off while it fills and drains.
     double handoffSeconds = 0;
     // How much slower a rank computes with every rank of its host computing too than
@@ -83,7 +88,8 @@ struct Cluster {
     // on a host not crowded).
     double syncExtra(double computeSince) const {
         const double ramp = syncRampSeconds > computeSince ? computeSince / syncRampSeconds : 1;
-        return crowded() ? syncExtraSeconds * ramp + syncExtraPerCompute * computeSince : 0;
+        const double floor = std::min(syncFloorSeconds, syncExtraSeconds);
+        return crowded() ? floor + (syncExtraSeconds - floor) * ramp + syncExtraPerCompute * computeSince : 0;
     }
     // The fixed part alone, whatever the compute before (hand-offs, bucket collectives).
     double syncFixed() const { return crowded() ? syncExtraSeconds : 0; }

@@ -72,6 +72,7 @@ std::string planFileJson(const PlanReport& r) {
                 {"elementwise", r.cluster->elementwise.summary("element-wise on one core", "GB/s", "MB")},
                 {"sync_extra_us", r.cluster->syncFixed() * 1e6},
                 {"sync_ramp_us", r.cluster->crowded() ? r.cluster->syncRampSeconds * 1e6 : 0.0},
+                {"sync_floor_us", r.cluster->crowded() ? r.cluster->syncFloorSeconds * 1e6 : 0.0},
                 {"sync_extra_per_compute", r.cluster->crowded() ? r.cluster->syncExtraPerCompute : 0.0},
                 {"handoff_us", r.cluster->crowded() ? r.cluster->handoffSeconds * 1e6 : 0.0},
                 {"compute_slowdown", r.cluster->computeSlowdown},

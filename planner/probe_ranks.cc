@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <thread>
 
 #include "hostccl/hostccl.h"
@@ -25,12 +26,20 @@ bool ready(ProbeRank* r, HcclComm comm) {
 double secondsSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+double threadCpuSeconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
 }  // namespace
 
 void ProbeRank::gemms(int count) {
+    const double began = threadCpuSeconds();
     for (int g = 0; g < count; ++g)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kGemmN, kGemmN, kGemmN, 1.f, a.data(), kGemmN, b.data(),
                     kGemmN, 0.f, c.data(), kGemmN);
+    computeCpu += threadCpuSeconds() - began;
 }
 
 void ProbeRank::finish(HcclResult launched) {
@@ -117,8 +126,8 @@ bool ProbeHost::close(std::string* why) {
     return ok;
 }
 
-bool ProbeHost::worldMax(double* seconds) {
-    if (rc_ == HCCL_SUCCESS) rc_ = HcclAllReduce(seconds, seconds, 1, HCCL_DATA_TYPE_FP64, HCCL_REDUCE_MAX, world_, worldStream_);
+bool ProbeHost::worldReduce(double* seconds, HcclReduceOp op) {
+    if (rc_ == HCCL_SUCCESS) rc_ = HcclAllReduce(seconds, seconds, 1, HCCL_DATA_TYPE_FP64, op, world_, worldStream_);
     if (rc_ == HCCL_SUCCESS && aclrtSynchronizeStream(worldStream_) != ACL_SUCCESS) rc_ = HCCL_E_RUNTIME;
     return rc_ == HCCL_SUCCESS;
 }
@@ -130,7 +139,7 @@ double ProbeHost::together(const std::function<void(ProbeRank&, uint32_t)>& body
         const auto t0 = std::chrono::steady_clock::now();
         if (rc_ == HCCL_SUCCESS) body(ranks_[0], index_);
         double t = secondsSince(t0);
-        worldMax(&t);
+        worldReduce(&t, HCCL_REDUCE_MAX);
         return t;
     }
     std::atomic<size_t> waiting{0};
@@ -156,8 +165,17 @@ double ProbeHost::alone(const std::function<void(ProbeRank&)>& body) {
         body(ranks_[0]);
         t = secondsSince(t0);
     }
-    if (world_ != nullptr) worldMax(&t);  // the others wait here
+    if (world_ != nullptr) worldReduce(&t, HCCL_REDUCE_MAX);  // the others wait here
     return t;
+}
+
+double ProbeHost::takeComputeCpu() {
+    double sum = 0;
+    for (ProbeRank& r : ranks_) sum += r.computeCpu, r.computeCpu = 0;
+    if (world_ == nullptr) return sum;
+    uint32_t jobRanks = 0;
+    if (HcclGetRankSize(world_, &jobRanks) != HCCL_SUCCESS || !worldReduce(&sum, HCCL_REDUCE_SUM)) return 0;
+    return sum * hostRanks_ / jobRanks;  // the job's sum over its hosts (the same ranks on each)
 }
 
 }  // namespace hostccl::plan

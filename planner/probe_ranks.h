@@ -21,6 +21,7 @@ struct ProbeRank {
     aclrtStream stream = nullptr;
     std::vector<float> a, b, c, data;
     HcclResult rc = HCCL_SUCCESS;  // the first failure; later calls do nothing
+    double computeCpu = 0;  // CPU seconds this rank's thread has spent in gemms()
 
     void gemms(int count);  // `count` sgemms of 256 x 256 (about 0.3 ms each on one core)
     void allReduce();       // of `data`, waited for
@@ -48,10 +49,13 @@ public:
     // Wall seconds for `body` on the host's first rank with every other rank idle
     // (under a launcher the job's first rank; the others wait).
     double alone(const std::function<void(ProbeRank&)>& body);
+    // CPU seconds the host's ranks have spent in gemms() since the last call, summed
+    // over them (under a launcher: the mean host's sum; every process must call it).
+    double takeComputeCpu();
 
 private:
     bool openLaunched(std::string* why);
-    bool worldMax(double* seconds);  // launched: the largest over the job's ranks
+    bool worldReduce(double* seconds, HcclReduceOp op);  // launched: over the job's ranks
 
     std::vector<ProbeRank> ranks_;  // every rank here, or this process's one
     HcclComm world_ = nullptr;      // launched: the job's communicator

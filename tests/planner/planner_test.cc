@@ -252,6 +252,17 @@ TEST(PlannerPredict, SharedAndCrowdedHosts) {
     EXPECT_NEAR(longer.tpSeconds - ramped.tpSeconds, 1e-3 * ((1 - first / 3e-3) + (1 - second / 3e-3)), 1e-12);
     EXPECT_EQ(c.syncExtra(0), 0.0);
     EXPECT_EQ(c.syncFixed(), 1e-3);
+    // Grown in from what a collective costs with no compute since (the probe's floor),
+    // never beyond the fixed part; the part per second of compute comes on top.
+    c.syncFloorSeconds = 0.4e-3;
+    EXPECT_DOUBLE_EQ(c.syncExtra(0), 0.4e-3);
+    EXPECT_DOUBLE_EQ(c.syncExtra(1.5e-3), 0.4e-3 + 0.6e-3 * 0.5 + 0.1 * 1.5e-3);
+    EXPECT_DOUBLE_EQ(c.syncExtra(4e-3), 1e-3 + 0.1 * 4e-3);
+    const Prediction floored = predictStep(w, c, comm, p);
+    EXPECT_NEAR(floored.tpSeconds - ramped.tpSeconds, 0.4e-3 * ((1 - first / 3e-3) + (1 - second / 3e-3)), 1e-12);
+    c.syncFloorSeconds = 2e-3;
+    EXPECT_DOUBLE_EQ(c.syncExtra(0), 1e-3);
+    c.syncFloorSeconds = 0;
     // Not crowded: no sync cost.
     ASSERT_TRUE(sim::setCores(&c.platform, 4));
     EXPECT_EQ(c.syncExtra(1.0), 0.0);

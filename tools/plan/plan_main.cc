@@ -41,6 +41,7 @@ struct Options : sim::PlatformOptions {
     double syncPerCompute = -1;  // the same
     double handoffUs = -1;       // the same
     double syncRampUs = -1;      // the same
+    double syncFloorUs = -1;     // the same
     double slowdown = 0;         // 0: measured by --probe, else 1
     size_t top = 10;
 };
@@ -139,12 +140,14 @@ bool measureSharing(const Options& o, Cluster* c, bool printer, std::string* why
         // Below the short interval's compute the fixed part is not measured: from none
         // (ranks that barely computed meet in step) up to it, in the plan's compute seconds.
         c->syncRampSeconds = h.syncShortCompute * c->computeSlowdown / c->coreShare();
+        c->syncFloorSeconds = std::max(0.0, h.syncFloor - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
         c->handoffSeconds = h.handoff;
     }
     if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
     if (o.syncPerCompute >= 0) c->syncExtraPerCompute = o.syncPerCompute;
     if (o.handoffUs >= 0) c->handoffSeconds = o.handoffUs * 1e-6;
     if (o.syncRampUs >= 0) c->syncRampSeconds = o.syncRampUs * 1e-6;
+    if (o.syncFloorUs >= 0) c->syncFloorSeconds = o.syncFloorUs * 1e-6;
     if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
     c->sharingKnown = probeHosts || o.slowdown >= 1;
     return true;
@@ -217,8 +220,9 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
         std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases%s "
                     "and %.2f %% of the compute since the last; a pipeline %.1f us per hand-off filling and draining\n",
                     c.platform.ranksPerHost, c.platform.cores() * c.platform.coreSpeed, c.syncExtraSeconds * 1e6,
-                    c.syncRampSeconds > 0 ? fmt::format(" (in full from {:.0f} us of compute since the last)",
-                                                        c.syncRampSeconds * 1e6).c_str() : "",
+                    c.syncRampSeconds > 0 ? fmt::format(" (in full from {:.0f} us of compute since the last, {:.1f} us "
+                                                        "with none)", c.syncRampSeconds * 1e6,
+                                                        std::min(c.syncFloorSeconds, c.syncExtraSeconds) * 1e6).c_str() : "",
                     c.syncExtraPerCompute * 100, c.handoffSeconds * 1e6);
     std::printf("# %llu plans predicted (%llu collective sizes simulated): %llu over the memory limit, %llu the same as "
                 "a listed one but for a bucket size or overlap choice that changes nothing\n",
@@ -259,6 +263,10 @@ int main(int argc, char** argv) {
                    "on such a host, the compute since a rank's last collective, microseconds, from which the fixed "
                    "part (--sync-us) is charged in full, growing in from none below it (default: --probe's short "
                    "interval, else 0: always in full)")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--sync-floor-us", o.syncFloorUs,
+                   "on such a host, what a collective costs beyond the op with no compute since the rank's last one, "
+                   "microseconds; the fixed part grows from it (default: measured by --probe, else 0)")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--handoff-us", o.handoffUs,
                    "on such a host, what a pipeline adds per hand-off between stages while it fills and drains, "
