@@ -6,6 +6,12 @@
 
 namespace hostccl::plan {
 
+Cluster::CoreGroups Cluster::coreGroups() const {
+    const double hostCores = platform.cores() * platform.coreSpeed;
+    if (coresPooled) return {1, platform.ranks(), hostCores * platform.hosts};
+    return {platform.hosts, platform.ranksPerHost, hostCores};
+}
+
 double Cluster::coreShare() const {
     const double cores = platform.cores() * platform.coreSpeed;
     return std::min(1.0, cores / platform.ranksPerHost);

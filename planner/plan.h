@@ -77,6 +77,9 @@ struct Cluster {
     // alone, beyond sharing cores (crowding_probe.h; 1: not known, or none measured).
     double computeSlowdown = 1;
     bool sharingKnown = false;  // the figures above were probed or given
+    // The hosts run on one machine's cores (emulated hosts, as bench/planner's
+    // namespace hosts): a rank waiting on one host leaves its core to the others'.
+    bool coresPooled = false;
     CodecRates codecs;  // top-k's and sign's own work (not measured: from the element-wise rates)
     uint32_t ranks() const { return platform.ranks(); }
     // The part of a core each rank gets when every rank on a host computes at once.
@@ -84,6 +87,13 @@ struct Cluster {
     // Seconds of compute one rank needs for what takes `alone` on an idle core.
     double computeSeconds(double alone) const { return alone * computeSlowdown / coreShare(); }
     bool crowded() const { return coreShare() < 1; }
+    // The groups of ranks that share cores: each host's, or with pooled cores every
+    // rank; consecutive slots, `ranks` to a group, on `cores` cores.
+    struct CoreGroups {
+        uint32_t groups, ranks;
+        double cores;
+    };
+    CoreGroups coreGroups() const;
     // Added to a collective after `computeSince` seconds of the rank's compute (0
     // on a host not crowded).
     double syncExtra(double computeSince) const {

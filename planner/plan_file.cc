@@ -76,6 +76,7 @@ std::string planFileJson(const PlanReport& r) {
                 {"sync_extra_per_compute", r.cluster->crowded() ? r.cluster->syncExtraPerCompute : 0.0},
                 {"handoff_us", r.cluster->crowded() ? r.cluster->handoffSeconds * 1e6 : 0.0},
                 {"compute_slowdown", r.cluster->computeSlowdown},
+                {"cores_pooled", r.cluster->coresPooled},
                 {"considered", r.result->considered},
                 {"over_memory", r.result->overMemory},
                 {"equivalent", r.result->equivalent},

@@ -136,17 +136,18 @@ uint64_t hopBytes(const LayerSpec& last, uint32_t tp, uint64_t mb) {
 // turn leaves its core to the others, so the bubble is not all lost. The step is
 // the longer of the dependency chain, each stage's ranks sharing only their host's
 // cores among themselves, and the busiest host's compute over its cores (the stages
-// its ranks hold), plus the measured cost of each hand-off while the pipeline fills
+// its ranks hold; with pooled cores, every host's ranks over all the cores), plus the measured cost of each hand-off while the pipeline fills
 // and drains (a rank handed its input waits for a core the scheduler gives late).
 double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>& stages, const std::vector<double>& hop) {
-    const double share = c.coreShare(), cores = c.platform.cores() * c.platform.coreSpeed;
-    // Slots fill hosts in order, stage-major: host h holds slots [h r, (h + 1) r).
-    const uint32_t perHost = c.platform.ranksPerHost, perStage = p.dp * p.tp;
+    const Cluster::CoreGroups g = c.coreGroups();
+    const double share = c.coreShare(), cores = g.cores;
+    // Slots fill hosts in order, stage-major: group h holds slots [h r, (h + 1) r).
+    const uint32_t perGroup = g.ranks, perStage = p.dp * p.tp;
     std::vector<double> cpu(p.pp);  // a micro-batch's compute on a core of its own
     std::vector<uint32_t> together(p.pp, 0);  // the most of a stage's ranks on one host
-    for (uint32_t h = 0; h < c.platform.hosts; ++h) {
+    for (uint32_t h = 0; h < g.groups; ++h) {
         std::vector<uint32_t> here(p.pp, 0);
-        for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) ++here[q / perStage];
+        for (uint32_t q = h * perGroup; q < (h + 1) * perGroup; ++q) ++here[q / perStage];
         for (uint32_t s = 0; s < p.pp; ++s) together[s] = std::max(together[s], here[s]);
     }
     double fill = 0, slot = 0;
@@ -160,9 +161,9 @@ double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>
     }
     const double chain = fill + (p.microBatches - 1) * slot;
     double busiest = 0;
-    for (uint32_t h = 0; h < c.platform.hosts; ++h) {
+    for (uint32_t h = 0; h < g.groups; ++h) {
         double work = 0;
-        for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) work += cpu[q / perStage];
+        for (uint32_t q = h * perGroup; q < (h + 1) * perGroup; ++q) work += cpu[q / perStage];
         busiest = std::max(busiest, work);
     }
     return std::max(chain, p.microBatches * busiest / cores) + 2.0 * (p.pp - 1) * c.handoffSeconds;
@@ -231,18 +232,19 @@ double runPipeline(const Cluster& c, const Plan& p, const Pipeline& pl, Predicti
 // On hosts running more ranks than cores, work that overlaps on paper (one stage's
 // gradient averaging beside another's backward, one replica's compute beside
 // another's) takes turns on the cores: the step is at least the mean busy time of
-// a host's ranks (`busy[s]` for a rank of stage s: its compute, TP allreduces,
+// a host's ranks (with pooled cores, of every rank) (`busy[s]` for a rank of stage s: its compute, TP allreduces,
 // averaging work on the cores and optimizer, each at its share of a core).
 // Measured: 4 ranks, dp2 pp2, on 2 cores took 19.6-21.3 ms of compute where one
 // replica's chain alone takes 16.5-17.1 ms; its stage 1 averages 4 MB over shared
 // memory while stage 0 runs its backward.
 double crowdedHostFloor(const Cluster& c, const Plan& p, const std::vector<double>& busy) {
-    const uint32_t perHost = c.platform.ranksPerHost, perStage = p.dp * p.tp;
+    const Cluster::CoreGroups g = c.coreGroups();
+    const uint32_t perGroup = g.ranks, perStage = p.dp * p.tp;
     double floor = 0;
-    for (uint32_t h = 0; h < c.platform.hosts; ++h) {
+    for (uint32_t h = 0; h < g.groups; ++h) {
         double sum = 0;
-        for (uint32_t q = h * perHost; q < (h + 1) * perHost; ++q) sum += busy[q / perStage];
-        floor = std::max(floor, sum / perHost);
+        for (uint32_t q = h * perGroup; q < (h + 1) * perGroup; ++q) sum += busy[q / perStage];
+        floor = std::max(floor, sum / perGroup);
     }
     return floor;
 }

@@ -52,7 +52,7 @@ if [ "$per_host" -gt 1 ]; then
     # The planner probes the cluster and each host's sharing of its cores with the
     # job's own processes, every host at once, as a user's launch would.
     onHosts "$dir/plan.txt" "$plan" --model "$dir/model.json" --global-batch "$batch" --probe --cores "$cores" \
-        --top 10 -o "$dir/plan.json" || { cat "$dir"/rank.*; exit 1; }
+        --pooled-cores --top 10 -o "$dir/plan.json" || { cat "$dir"/rank.*; exit 1; }
 else
     # A host of one rank shares its cores with no rank of its own, but these hosts
     # share this machine's: thread ranks here, as many as the job, stand in for it.
@@ -61,10 +61,11 @@ else
     sync=$(sed -n 's/.* costs \([0-9.]*\) us more.*/\1/p' <<<"$local_out")
     per_compute=$(sed -n 's/.* and \([0-9.]*\) % of the compute since the last.*/\1/p' <<<"$local_out")
     handoff=$(sed -n 's/.* a pipeline \([0-9.]*\) us per hand-off.*/\1/p' <<<"$local_out")
-    ramp=$(sed -n 's/.* (in full from \([0-9.]*\) us of compute since the last).*/\1/p' <<<"$local_out")
+    ramp=$(sed -n 's/.* (in full from \([0-9.]*\) us of compute since the last, .*/\1/p' <<<"$local_out")
+    floor=$(sed -n 's/.* us of compute since the last, \([0-9.]*\) us with none).*/\1/p' <<<"$local_out")
     slow=$(sed -n 's/^# ranks sharing a host compute \([0-9.]*\)x.*/\1/p' <<<"$local_out")
-    "$plan" --model "$dir/model.json" --global-batch "$batch" --platform "$dir/platform.json" --cores "$cores" \
-        --sync-us "${sync:-0}" --sync-per-compute "$(awk -v p="${per_compute:-0}" 'BEGIN { print p / 100 }')" \
+    "$plan" --model "$dir/model.json" --global-batch "$batch" --platform "$dir/platform.json" --cores "$cores" --pooled-cores \
+        --sync-floor-us "${floor:-0}" --sync-us "${sync:-0}" --sync-per-compute "$(awk -v p="${per_compute:-0}" 'BEGIN { print p / 100 }')" \
         --handoff-us "${handoff:-0}" --sync-ramp-us "${ramp:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" > "$dir/plan.txt"
 fi
 grep '^#' "$dir/plan.txt"

@@ -104,12 +104,18 @@ grep -qE '^# crowded hosts \(2 ranks on 1 cores\): each collective costs [0-9.]+
 [ -s "$dir/launched.json" ] && ! grep -q '^#' "$dir/launched.1" || { cat "$dir"/launched.*; fail "rank 1 planned too, or nobody wrote the plan"; }
 # The same costs given: reported as given and written into the plan file.
 "$plan" --model "$dir/mlp.json" --global-batch 48 --hosts 1 --ranks-per-host 4 --cores 2 --gflops 50 --elementwise-GBps 40 \
-    --sync-us 100 --sync-per-compute 0.05 --handoff-us 1000 --sync-ramp-us 2500 --sync-floor-us 40 -o "$dir/given.json" > "$dir/given.txt" \
+    --sync-us 100 --sync-per-compute 0.05 --handoff-us 1000 --sync-ramp-us 2500 --sync-floor-us 40 --pooled-cores -o "$dir/given.json" > "$dir/given.txt" \
     || { cat "$dir/given.txt"; fail "planning with given crowding costs failed"; }
 grep -q 'costs 100.0 us more between compute phases (in full from 2500 us of compute since the last, 40.0 us with none) and 5.00 % of the compute since the last; a pipeline 1000.0 us per hand-off' \
     "$dir/given.txt" || { cat "$dir/given.txt"; fail "the given crowding costs were not used"; }
 /usr/bin/python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); got = [d[k] for k in ("sync_extra_us", "sync_extra_per_compute", "handoff_us", "sync_ramp_us", "sync_floor_us")]; assert all(abs(g - w) < 1e-9 * w for g, w in zip(got, (100, 0.05, 1000, 2500, 40))), got' \
     "$dir/given.json" || fail "the plan file does not carry the crowding costs"
+grep -q "^# cluster: .*; the hosts' cores pooled (one machine)$" "$dir/given.txt" \
+    || { cat "$dir/given.txt"; fail "--pooled-cores was not reported"; }
+/usr/bin/python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["cores_pooled"] is True' "$dir/given.json" \
+    || fail "the plan file does not say the cores were pooled"
+/usr/bin/python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["cores_pooled"] is False' "$dir/launched.json" \
+    || fail "a plan without --pooled-cores says the cores were pooled"
 rm -f "$dir/bad.json"
 if "$plan" --model "$dir/mlp.json" --global-batch 48 --sync-per-compute -1 -o "$dir/bad.json" > "$dir/bad.txt" 2>&1; then
     fail "a negative --sync-per-compute was accepted"

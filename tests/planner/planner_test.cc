@@ -330,6 +330,38 @@ TEST(PlannerPredict, CrowdedPipelinesPayHandOffsAndReplicasTheirDrift) {
     EXPECT_NEAR(tpOnly.dpExposedSeconds, 0.0, 1e-15);
 }
 
+// Hosts emulated on one machine share its cores: a pipeline with a stage a host
+// runs faster than each host held to its part of the cores (a stage waiting to be
+// handed its input leaves its cores to the others), bounded below by all its
+// compute over all the cores; plans that keep every host equally busy are unchanged.
+TEST(PlannerPredict, PooledCoresLendAWaitingHostsCores) {
+    const Workload w{toyModel(), 64, 0};
+    Cluster c = toyCluster(4, 2);
+    ASSERT_TRUE(sim::setCores(&c.platform, 0.5));
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.dp = 2, p.pp = 4, p.microBatches = 8;  // a stage to a host
+    p.bucketBytes = p.firstBucketBytes = 1 << 20;
+    const Prediction apart = predictStep(w, c, comm, p);
+    c.coresPooled = true;
+    const Prediction pooled = predictStep(w, c, comm, p);
+    EXPECT_LT(pooled.stepSeconds, apart.stepSeconds);
+    // Every stage's compute, each micro-batch, both replicas, over the 2 cores.
+    const double allCompute = pooled.computeSeconds * c.coreShare() * p.pp * p.dp;
+    EXPECT_GE(pooled.stepSeconds, allCompute / 2 * (1 - 1e-9));
+    const Cluster::CoreGroups g = c.coreGroups();
+    EXPECT_EQ(g.groups, 1u);
+    EXPECT_EQ(g.ranks, 8u);
+    EXPECT_DOUBLE_EQ(g.cores, 2.0);
+
+    Plan even;  // every host alike: nothing to lend
+    even.dp = 8;
+    even.bucketBytes = even.firstBucketBytes = 1 << 20;
+    const double evenPooled = predictStep(w, c, comm, even).stepSeconds;
+    c.coresPooled = false;
+    EXPECT_DOUBLE_EQ(predictStep(w, c, comm, even).stepSeconds, evenPooled);
+}
+
 // Every plan of the search: the parts add up to the step, overlap is never slower
 // than none, and a 16-bit cast halves the gradient bytes an allreduce moves.
 TEST(PlannerPredict, PartsAddUpAndChoicesBehave) {

@@ -43,6 +43,7 @@ struct Options : sim::PlatformOptions {
     double syncRampUs = -1;      // the same
     double syncFloorUs = -1;     // the same
     double slowdown = 0;         // 0: measured by --probe, else 1
+    bool pooledCores = false;    // the hosts share one machine's cores
     size_t top = 10;
 };
 
@@ -150,6 +151,7 @@ bool measureSharing(const Options& o, Cluster* c, bool printer, std::string* why
     if (o.syncFloorUs >= 0) c->syncFloorSeconds = o.syncFloorUs * 1e-6;
     if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
     c->sharingKnown = probeHosts || o.slowdown >= 1;
+    c->coresPooled = o.pooledCores;
     return true;
 }
 
@@ -207,7 +209,8 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
     std::printf("# model %s: %llu parameters, %.3g forward FLOPs per sample, global batch %llu\n", w.model.name.c_str(),
                 static_cast<unsigned long long>(w.model.parameterCount()), w.model.forwardFlopsPerSample(),
                 static_cast<unsigned long long>(w.globalBatch));
-    std::printf("# cluster: %s\n# compute: %s\n# compute: %s\n", c.platform.summary().c_str(), c.gemm.summary().c_str(),
+    std::printf("# cluster: %s%s\n# compute: %s\n# compute: %s\n", c.platform.summary().c_str(),
+                c.coresPooled ? "; the hosts' cores pooled (one machine)" : "", c.gemm.summary().c_str(),
                 c.elementwise.summary("element-wise on one core", "GB/s", "MB").c_str());
     std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s\n", c.computeSlowdown,
                 c.sharingKnown ? "" : " (not measured)");
@@ -276,6 +279,9 @@ int main(int argc, char** argv) {
                    "how much slower a rank computes with every rank of its host computing (default: measured with "
                    "--probe's thread ranks, else 1)")
         ->check(CLI::Range(1.0, 100.0));
+    app.add_flag("--pooled-cores", o.pooledCores,
+                 "the hosts run on one machine's cores (emulated hosts: network namespaces, containers): a rank "
+                 "waiting on one host leaves its core to ranks of the others");
     app.add_option("--buckets", o.bucketsText, "gradient bucket sizes to try");
     app.add_option("--compression", o.compressionText, "compressors to try: none, fp16, bf16, topk[:ratio], sign");
     app.add_option("--overlap", o.overlapText, "both, on or off");
