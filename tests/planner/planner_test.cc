@@ -309,6 +309,16 @@ TEST(PlannerPredict, CrowdedPipelinesPayHandOffsAndReplicasTheirDrift) {
     EXPECT_NEAR(handed.stepSeconds - plain.stepSeconds, 6e-3, 1e-12);
     EXPECT_NEAR(handed.bubbleSeconds - plain.bubbleSeconds, 6e-3, 1e-12);
 
+    // When the ranks' busy time decides the step (one replica's TP groups as stages:
+    // its exposed part is that floor's excess), the hand-offs come on top of it too.
+    Plan short2;
+    short2.tp = 2, short2.pp = 2, short2.microBatches = 4;
+    c.handoffSeconds = 0;
+    const Prediction floorPlain = predictStep(w, c, comm, short2);
+    ASSERT_GT(floorPlain.dpExposedSeconds, 0.0) << "the pipeline, not the busy time, decided";
+    c.handoffSeconds = 1e-3;
+    EXPECT_NEAR(predictStep(w, c, comm, short2).stepSeconds - floorPlain.stepSeconds, 2e-3, 1e-12);
+
     p.pp = 1, p.dp = 4, p.overlap = false;
     p.bucketBytes = p.firstBucketBytes = 1 << 20;
     const Prediction together = predictStep(w, c, comm, p);
