@@ -38,3 +38,23 @@ print(f"first choice measured {first:.2f} ms, fastest measured {min(meas):.2f} m
       f"requirement within 10 %): {'met' if first <= 1.1 * min(meas) else 'missed'}")
 PY
 }
+
+# run_plans PLAN_FILE RUNS ROWS_FILE STEP_FN: the chosen plans, each run RUNS times by
+# STEP_FN (called with the plan's rank; prints one step time in ms), a table row each
+# (also appended to ROWS_FILE), then the verdicts.
+run_plans() {
+    # Underscored names: bash's locals are seen by STEP_FN, and the scripts' own
+    # variables (n, k, times) must stay theirs.
+    local _file=$1 _runs=$2 _rows=$3 _step=$4 _plan _run _times
+    mapfile -t _chosen < <(choose_plans "$_file")
+    echo "| plan rank | plan | predicted ms | measured ms (median of $_runs) | runs | error |"
+    echo "|---|---|---|---|---|---|"
+    for _plan in "${_chosen[@]}"; do
+        _times=()
+        for ((_run = 0; _run < _runs; _run++)); do
+            _times+=("$("$_step" "$_plan")") || exit 1
+        done
+        plan_row "$_file" "$_plan" "${_times[@]}" | tee -a "$_rows"
+    done
+    verdicts "$_rows"
+}

@@ -30,16 +30,10 @@ trap 'rm -rf "$dir"' EXIT
 "$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --top 10 \
     -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
 # Which plans to run: the first 5, then 5 spread evenly over the rest.
-mapfile -t chosen < <(choose_plans "$dir/plan.json")
-echo "| plan rank | plan | predicted ms | measured ms (median of $runs) | runs | error |"
-echo "|---|---|---|---|---|---|"
-for n in "${chosen[@]}"; do
-    times=()
-    for ((k = 0; k < runs; k++)); do
-        out=$(OPENBLAS_NUM_THREADS=1 "$mlp" --ranks "$ranks" --batch "$batch" "${model[@]}" --lr 0.005 --steps "$steps" --quiet \
-            --plan "$dir/plan.json:$n" 2>&1) || { echo "$out"; exit 1; }
-        times+=("$(sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p' <<<"$out")")
-    done
-    plan_row "$dir/plan.json" "$n" "${times[@]}" | tee -a "$dir/rows"
-done
-verdicts "$dir/rows"
+step_ms() {
+    local out
+    out=$(OPENBLAS_NUM_THREADS=1 "$mlp" --ranks "$ranks" --batch "$batch" "${model[@]}" --lr 0.005 --steps "$steps" --quiet \
+        --plan "$dir/plan.json:$1" 2>&1) || { echo "$out" >&2; return 1; }
+    sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p' <<<"$out"
+}
+run_plans "$dir/plan.json" "$runs" "$dir/rows" step_ms

@@ -69,16 +69,9 @@ else
         --handoff-us "${handoff:-0}" --sync-ramp-us "${ramp:-0}" --compute-slowdown "${slow:-1}" --top 10 -o "$dir/plan.json" > "$dir/plan.txt"
 fi
 grep '^#' "$dir/plan.txt"
-mapfile -t chosen < <(choose_plans "$dir/plan.json")
-echo "| plan rank | plan | predicted ms | measured ms (median of $runs) | runs | error |"
-echo "|---|---|---|---|---|---|"
-for k in "${chosen[@]}"; do
-    times=()
-    for ((i = 0; i < runs; i++)); do
-        onHosts "$dir/out" "$mlp" --batch "$batch" "${model[@]}" --lr 0.005 --steps "$steps" --quiet --plan "$dir/plan.json:$k" \
-            || { cat "$dir"/rank.*; exit 1; }
-        times+=("$(sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p' "$dir/out")")
-    done
-    plan_row "$dir/plan.json" "$k" "${times[@]}" | tee -a "$dir/rows"
-done
-verdicts "$dir/rows"
+step_ms() {
+    onHosts "$dir/out" "$mlp" --batch "$batch" "${model[@]}" --lr 0.005 --steps "$steps" --quiet --plan "$dir/plan.json:$1" \
+        || { cat "$dir"/rank.* >&2; return 1; }
+    sed -n 's/.* step_ms=\([0-9.]*\).*/\1/p' "$dir/out"
+}
+run_plans "$dir/plan.json" "$runs" "$dir/rows" step_ms

@@ -258,7 +258,8 @@ def main():
     args = parser.parse_args()
     if args.describe_model:
         spec = hostccl.planner.describe_module(SmallCNN(args.width), torch.randn(args.batch, 1, 28, 28),
-                                               name="ddp_train SmallCNN", optimizer_state_per_param=1)
+                                               name="ddp_train SmallCNN", optimizer_state_per_param=1,
+                                               data_parallel=args.backend)
         hostccl.planner.write_model(args.describe_model, spec)
         return
     if args.spawn > 0:

@@ -111,7 +111,49 @@ def _time_step(module, example, optimizer, repeats=5):
     return step, passes_all, min(max(0.0, fixed), 0.9 * passes_all)  # some of a pass grows with its batch
 
 
-def describe_module(module, example, name=None, optimizer_state_per_param=0, timed=True, optimizer=None):
+def _one_rank_group(backend):
+    """A process group of this process alone, apart from the default group (which
+    may not exist, or may span other processes)."""
+    from datetime import timedelta
+    import torch.distributed as dist
+    if backend == "gloo":
+        return dist.ProcessGroupGloo(dist.HashStore(), 0, 1, timedelta(seconds=60))
+    if backend in ("hostccl", "hccl"):
+        from hostccl.torch import ProcessGroupHostccl
+        return ProcessGroupHostccl(dist.HashStore(), 0, 1, timedelta(seconds=60))
+    raise ValueError("describe_module: no one-rank group for backend %r" % (backend,))
+
+
+def _time_data_parallel(module, example, optimizer, backend, repeats=15):
+    """On one thread: seconds DistributedDataParallel adds to a training step of a
+    copy of ``module`` (its reducer's autograd hooks, bucket views and the work
+    objects of its collectives) over a one-rank group of ``backend``. Steps with and
+    without it alternate (a change on the machine meets both); the best of each."""
+    import copy
+    import time
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    plain = copy.deepcopy(module)
+    wrapped = DistributedDataParallel(copy.deepcopy(module), process_group=_one_rank_group(backend))
+    runs = [(plain, optimizer(plain.parameters())), (wrapped, optimizer(wrapped.parameters()))]
+    best = [1e9, 1e9]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for _ in range(repeats + 1):
+            for k, (m, opt) in enumerate(runs):
+                t0 = time.perf_counter()
+                m(example).float().sum().backward()
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                best[k] = min(best[k], time.perf_counter() - t0)
+    finally:
+        torch.set_num_threads(threads)
+    return max(0.0, best[1] - best[0])
+
+
+def describe_module(module, example, name=None, optimizer_state_per_param=0, timed=True, optimizer=None,
+                    data_parallel=None):
     """The model as hostccl-plan reads it (a dict), from one forward pass on ``example``.
     ``timed``: also measure each layer's forward on one thread and the backward
     (shared out in proportion to the forwards), per sample: hostccl-plan then uses
@@ -121,8 +163,13 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     whose time beyond the layers' (the loss, the optimizer, the framework's per-step
     work) becomes the model's ``step_overhead_seconds``, and the fixed cost of a
     forward and backward (timed at two batch sizes) its ``micro_batch_overhead_seconds``,
-    taken out of the layers' per-sample times."""
+    taken out of the layers' per-sample times. ``data_parallel`` ("hostccl", "hccl"
+    or "gloo"; with ``timed``): the model will train under DistributedDataParallel
+    with that backend; what DDP adds to a step (timed with a one-rank group of it,
+    the default group left alone) joins ``step_overhead_seconds``."""
     import torch
+    if data_parallel not in (None, "hostccl", "hccl", "gloo"):
+        raise ValueError("describe_module: data_parallel must be 'hostccl', 'hccl' or 'gloo', not %r" % (data_parallel,))
     batch = example.shape[0]
     layers = []
     hooks = []
@@ -169,6 +216,8 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
         layers_alone = batch * sum(l.get("forward_seconds", 0.0) + l.get("backward_seconds", 0.0) for l in layers)
         step, passes, fixed = _time_step(module, example, optimizer)
         spec["step_overhead_seconds"] = max(0.0, step - passes)
+        if data_parallel is not None:
+            spec["step_overhead_seconds"] += _time_data_parallel(module, example, optimizer, data_parallel)
         spec["micro_batch_overhead_seconds"] = fixed
         # The layers' times scaled to what a sample costs beyond the fixed part (the
         # hooks see the layers only, not the framework's work between them).

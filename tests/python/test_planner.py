@@ -91,3 +91,27 @@ def test_every_micro_batch_pays_the_fixed_cost_of_a_pass():
     plans = planner.plan(spec, global_batch=16, extra_args=one)["plans"]
     compute = {p["micro_batches"]: p["predicted"]["compute_ms"] for p in plans}
     assert compute[16] - compute[1] == pytest.approx(15 * 10.0, rel=1e-6)
+
+
+def test_what_ddp_adds_to_a_step_joins_its_overhead(monkeypatch):
+    # The timings pinned: the step's overhead is what the step has beyond its passes
+    # plus what DDP adds, exactly.
+    monkeypatch.setattr(planner, "_time_step", lambda module, example, optimizer: (0.010, 0.007, 0.001))
+    monkeypatch.setattr(planner, "_time_data_parallel", lambda module, example, optimizer, backend: 0.0025)
+    spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="gloo")
+    assert spec["step_overhead_seconds"] == pytest.approx(0.003 + 0.0025, abs=1e-12)
+    assert planner.describe_module(small(), torch.randn(4, 8))["step_overhead_seconds"] == pytest.approx(0.003, abs=1e-12)
+    with pytest.raises(ValueError, match=r"data_parallel must be 'hostccl', 'hccl' or 'gloo', not 'nccl'"):
+        planner.describe_module(small(), torch.randn(4, 8), data_parallel="nccl")
+
+
+@pytest.mark.parametrize("backend", ["hostccl", "gloo"])
+def test_ddp_is_timed_on_a_group_of_its_own(backend):
+    import torch.distributed as dist
+    sgd = lambda params: torch.optim.SGD(params, lr=1e-3)  # noqa: E731
+    model = small()
+    before = [p.detach().clone() for p in model.parameters()]
+    added = planner._time_data_parallel(model, torch.randn(4, 8), sgd, backend)
+    assert 0.0 <= added < 0.1
+    assert not dist.is_initialized()  # no default group made or needed
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))  # timed on copies
