@@ -5,9 +5,9 @@
 
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <thread>
 
+#include "common/cpu_clock.h"
 #include "hostccl/hostccl.h"
 
 namespace hostccl::plan {
@@ -25,12 +25,6 @@ bool ready(ProbeRank* r, HcclComm comm) {
 
 double secondsSince(std::chrono::steady_clock::time_point t0) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double threadCpuSeconds() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 }  // namespace
 

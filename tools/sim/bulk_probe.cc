@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/cpu_clock.h"
 #include "common/reduce.h"
 #include "hccl/hccl.h"
 #include "hostccl/hostccl.h"
@@ -21,13 +22,6 @@ constexpr size_t kBulkBytes = 64 << 20;
 constexpr size_t kSmallestCopy = 128 << 10;
 constexpr int kRuns = 3;
 
-// CPU time of the calling thread: ranks sharing its core do not stretch it.
-double threadSeconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + ts.tv_nsec * 1e-9;
-}
-
 // Seconds per byte of `kernel` on `bytes`, best of a few runs after one that faults
 // the pages in; each run repeats a small kernel to 64 MiB, above the clock's noise.
 template <typename Kernel>
@@ -36,9 +30,9 @@ double perByte(size_t bytes, Kernel kernel) {
     const size_t repeats = std::max<size_t>(1, kBulkBytes / bytes);
     double best = 1e9;
     for (int i = 0; i < kRuns; ++i) {
-        const double t0 = threadSeconds();
+        const double t0 = threadCpuSeconds();
         for (size_t k = 0; k < repeats; ++k) kernel();
-        best = std::min(best, (threadSeconds() - t0) / double(repeats));
+        best = std::min(best, (threadCpuSeconds() - t0) / double(repeats));
     }
     return best / double(bytes);
 }
@@ -66,14 +60,6 @@ void measureReduction(BulkRates* out) {
     std::vector<float> a(count, 1.0f), b(count, 2.0f), c(count);
     ReduceFn sum = reduceFunction(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM);
     out->gamma = perByte(kBulkBytes, [&] { sum(c.data(), a.data(), b.data(), count); });
-}
-
-// CPU time of this process, every thread: a TCP flow's kernel work runs in its
-// syscalls, on the stream's threads.
-double processSeconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + ts.tv_nsec * 1e-9;
 }
 
 // A flow's time per message and the part of a core its work holds at each end.
@@ -110,13 +96,13 @@ HcclResult timeFlow(HcclComm comm, uint32_t a, uint32_t b, size_t bytes, bool bo
     double best = 1e9, cpu = 0, wall = 0;
     for (int i = 0; i <= runs && rc == HCCL_SUCCESS; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        const double c0 = processSeconds();
+        const double c0 = processCpuSeconds();
         for (int k = 0; k < streak && rc == HCCL_SUCCESS; ++k)
             rc = both      ? HcclBatchSendRecv(items, 2, comm, stream)
                  : me == a ? HcclSend(buf.data(), bytes, HCCL_DATA_TYPE_INT8, b, comm, stream)
                            : HcclRecv(buf.data(), bytes, HCCL_DATA_TYPE_INT8, a, comm, stream);
         rc = wait(rc);
-        const double used = processSeconds() - c0;
+        const double used = processCpuSeconds() - c0;
         reply = uint64_t(used * 1e9);
         if (rc == HCCL_SUCCESS)
             rc = wait(me == a ? HcclRecv(&reply, 1, HCCL_DATA_TYPE_UINT64, b, comm, stream)
