@@ -111,17 +111,19 @@ def _time_step(module, example, optimizer, repeats=5):
     return step, passes_all, min(max(0.0, fixed), 0.9 * passes_all)  # some of a pass grows with its batch
 
 
+# The backends describe_module(data_parallel=...) can time DDP over ("hccl" is hostccl).
+_DATA_PARALLEL_BACKENDS = ("hostccl", "hccl", "gloo")
+
+
 def _one_rank_group(backend):
-    """A process group of this process alone, apart from the default group (which
-    may not exist, or may span other processes)."""
+    """A process group of this process alone (one of _DATA_PARALLEL_BACKENDS), apart
+    from the default group (which may not exist, or may span other processes)."""
     from datetime import timedelta
     import torch.distributed as dist
     if backend == "gloo":
         return dist.ProcessGroupGloo(dist.HashStore(), 0, 1, timedelta(seconds=60))
-    if backend in ("hostccl", "hccl"):
-        from hostccl.torch import ProcessGroupHostccl
-        return ProcessGroupHostccl(dist.HashStore(), 0, 1, timedelta(seconds=60))
-    raise ValueError("describe_module: no one-rank group for backend %r" % (backend,))
+    from hostccl.torch import ProcessGroupHostccl
+    return ProcessGroupHostccl(dist.HashStore(), 0, 1, timedelta(seconds=60))
 
 
 def _time_data_parallel(module, example, optimizer, backend, repeats=15):
@@ -168,7 +170,7 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     with that backend; what DDP adds to a step (timed with a one-rank group of it,
     the default group left alone) joins ``step_overhead_seconds``."""
     import torch
-    if data_parallel not in (None, "hostccl", "hccl", "gloo"):
+    if data_parallel is not None and data_parallel not in _DATA_PARALLEL_BACKENDS:
         raise ValueError("describe_module: data_parallel must be 'hostccl', 'hccl' or 'gloo', not %r" % (data_parallel,))
     batch = example.shape[0]
     layers = []
