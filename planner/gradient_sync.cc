@@ -76,12 +76,21 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     // Passes each reading and writing `times` x the bucket's bytes.
     auto passes = [&](double times) { return o.passSeconds ? o.passSeconds(times * double(bytes)) : 0.0; };
     const bool codecsMeasured = o.codecs.measured && o.onRank;
+    // The compressor measured as a framework's hook runs it on one rank: the plain
+    // path's passes (it was timed against them), half its work at launch and half at
+    // finish, and (below) the other ranks' payloads decoded at the codec rates.
+    const bool hooked = o.hookSecondsPerByte >= 0 && o.onRank && o.compression.kind != Compression::None;
     const uint64_t elems = bytes / 4;
     BucketCost c;
     c.memory = bytes;  // the bucket's flat buffer
     c.launch = passes(2);                      // gradients copied into the bucket
     c.finish = passes(2);                      // and the average copied back
     c.collective = o.perCollective;
+    if (hooked) {
+        const double half = o.onRank(o.hookSecondsPerByte * double(bytes)) / 2;
+        c.launch += half + passes(2);  // and the 1/n scaling pass
+        c.finish += half;
+    }
     auto allReduce = [&](uint64_t b) {
         c.collective += comm.seconds(dp, CollType::AllReduce, b);
         c.wire += 2 * (n - 1) * b / n;
@@ -99,16 +108,20 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
         case Compression::Fp16:
         case Compression::Bf16:
             allReduce(bytes / 2);
-            c.launch += passes(1.5);  // scaled and cast down
-            c.finish += passes(1.5);  // cast back
+            if (!hooked) {
+                c.launch += passes(1.5);  // scaled and cast down
+                c.finish += passes(1.5);  // cast back
+            }
             c.memory += bytes / 2;
             break;
         case Compression::TopK: {
             const uint64_t k = std::max<uint64_t>(1, uint64_t(std::ceil(o.compression.ratio * double(elems))));
             allGather(8 * k);
             // residual add and selection; then every rank's entries added in
-            if (codecsMeasured) {
-                const CodecRates& r = o.codecs;
+            const CodecRates& r = o.codecs;
+            if (hooked) {
+                if (codecsMeasured) c.finish += o.onRank(r.topkDecodePair * double(n - 1) * double(k));
+            } else if (codecsMeasured) {
                 c.launch += o.onRank(r.topkEncode * double(elems));
                 c.finish += o.onRank(r.topkDecodePass * double(elems) + r.topkDecodePair * double(n) * double(k));
             } else {
@@ -121,7 +134,9 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
         case Compression::Sign:
             allGather(4 + (elems + 7) / 8);
             // residual add, signs and scale; then n ranks' signs expanded and added
-            if (codecsMeasured) {
+            if (hooked) {
+                if (codecsMeasured) c.finish += o.onRank(o.codecs.signDecodePerRank * double(n - 1) * double(elems));
+            } else if (codecsMeasured) {
                 c.launch += o.onRank(o.codecs.signEncode * double(elems));
                 c.finish += o.onRank(o.codecs.signDecodePerRank * double(n) * double(elems));
             } else {

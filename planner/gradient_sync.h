@@ -50,6 +50,11 @@ struct SyncOptions {
     // becomes on this rank (its core share, the host's slowdown).
     CodecRates codecs;
     std::function<double(double idleSeconds)> onRank;
+    // Measured instead (ModelSpec::compressionOverheadSeconds): the compressor's own
+    // work per fp32 gradient byte on one idle core, as a framework's hook does it on
+    // one rank (< 0: not measured). Half is charged at launch, half at finish; the
+    // other ranks' payloads decoded come on top at the codec rates.
+    double hookSecondsPerByte = -1;
 };
 
 struct SyncResult {

@@ -1,5 +1,7 @@
 #include "planner/model_spec.h"
 
+#include "planner/gradient_sync.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -111,6 +113,41 @@ double ModelSpec::forwardFlopsPerSample() const {
     return f;
 }
 
+double ModelSpec::compressionOverhead(const std::string& spec) const {
+    Compression want, have;
+    std::string unused;
+    if (!parseCompression(spec, &want, &unused)) return -1;
+    for (const auto& [key, seconds] : compressionOverheadSeconds)
+        if (parseCompression(key, &have, &unused) && have.kind == want.kind &&
+            (want.kind != Compression::TopK || have.ratio == want.ratio))
+            return seconds;
+    return -1;
+}
+
+namespace {
+
+// "compression_overhead_seconds": {spec: seconds >= 0}, each spec a compressor the
+// planner knows (not "none": DDP's plain allreduce is what it is measured against).
+bool parseCompressionOverheads(Reader& r, const json& doc, ModelSpec* m) {
+    const json* o = r.field(doc, "compression_overhead_seconds", "compression_overhead_seconds", false);
+    if (o == nullptr) return true;
+    if (!o->is_object()) return r.fail("compression_overhead_seconds: must be an object of compression -> seconds");
+    for (const auto& [key, value] : o->items()) {
+        const std::string where = "compression_overhead_seconds." + key;
+        Compression c;
+        std::string bad;
+        if (!parseCompression(key, &c, &bad) || c.kind == Compression::None)
+            return r.fail(fmt::format("{}: not a compressor (fp16, bf16, topk[:ratio], sign){}", where,
+                                      bad.empty() ? "" : ": " + bad));
+        if (!value.is_number() || value.get<double>() < 0)
+            return r.fail(fmt::format("{}: must be a number >= 0", where));
+        m->compressionOverheadSeconds[key] = value.get<double>();
+    }
+    return true;
+}
+
+}  // namespace
+
 bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
     json doc = json::parse(text, nullptr, false);
     if (doc.is_discarded()) return *why = "not valid JSON", false;
@@ -127,6 +164,7 @@ bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
         !r.number(doc, "", "step_overhead_seconds", false, 0, false, &m.stepOverheadSeconds) ||
         !r.number(doc, "", "micro_batch_overhead_seconds", false, 0, false, &m.microBatchOverheadSeconds))
         return false;
+    if (!parseCompressionOverheads(r, doc, &m)) return false;
     if (dtype > 16) return r.fail(fmt::format("dtype_bytes: must be 1-16 (got {})", dtype));
     m.dtypeBytes = static_cast<uint32_t>(dtype);
     m.optimizerStatePerParam = state;
@@ -171,6 +209,7 @@ std::string modelJson(const ModelSpec& m) {
                 {"step_overhead_seconds", m.stepOverheadSeconds},
                 {"micro_batch_overhead_seconds", m.microBatchOverheadSeconds},
                 {"layers", layers}};
+    if (!m.compressionOverheadSeconds.empty()) doc["compression_overhead_seconds"] = m.compressionOverheadSeconds;
     return doc.dump(2) + "\n";
 }
 

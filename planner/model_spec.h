@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -49,12 +50,20 @@ struct ModelSpec {
     // framework's per-call work), paid again by every micro-batch; shared out over
     // the layers with measured times in proportion to them.
     double microBatchOverheadSeconds = 0;
+    // Measured seconds a step takes more on one idle core when its gradients go
+    // through a compressor's DDP comm hook than through DDP's plain allreduce, by
+    // compression spec ("fp16", "topk:0.01"; hostccl.planner.describe_module's
+    // comm_hooks): a framework's compressor in place of the planner's codec rates.
+    std::map<std::string, double> compressionOverheadSeconds;
     std::vector<LayerSpec> layers;         // forward order
 
     uint64_t parameterCount() const;
     // The most pipeline stages the layers can be cut into.
     uint32_t maxStages() const;
     double forwardFlopsPerSample() const;
+    // compressionOverheadSeconds for `spec` (the same compressor however written:
+    // "topk:0.010" is "topk:0.01"), or -1: not measured.
+    double compressionOverhead(const std::string& spec) const;
 };
 
 // False and `why` ("layers[2].forward_flops: missing") on bad input; `out` unchanged.

@@ -262,7 +262,7 @@ double dpWaitExtra(const Cluster& c, const Plan& p, double pipeline) {
 }
 
 // How the bucketer averages a stage's gradients under plan `p` on cluster `c`.
-SyncOptions syncOptions(const Cluster& c, const Plan& p) {
+SyncOptions syncOptions(const Workload& w, const Cluster& c, const Plan& p) {
     SyncOptions so;
     so.bucketBytes = p.bucketBytes;
     so.firstBucketBytes = p.firstBucketBytes;
@@ -274,6 +274,8 @@ SyncOptions syncOptions(const Cluster& c, const Plan& p) {
     so.perCollective = c.syncFixed();
     so.codecs = c.codecs;
     so.onRank = [&c](double idle) { return c.computeSeconds(idle); };
+    const double hook = w.model.compressionOverhead(p.compression);  // the whole model's fp32 gradients
+    if (hook >= 0) so.hookSecondsPerByte = hook / (4.0 * double(std::max<uint64_t>(1, w.model.parameterCount())));
     return so;
 }
 
@@ -299,7 +301,7 @@ Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm,
 
     // Gradient averaging per stage, after its last backward, which ends earlier the
     // further the stage is from stage 0 (the backward still travels toward it).
-    SyncOptions so = syncOptions(c, p);
+    SyncOptions so = syncOptions(w, c, p);
     const GroupLayout dpGroup = dataLayout(c.platform, p.dp, p.tp, p.pp);
     so.collectiveOnCores = dpGroup.hosts == 1;
     double step = 0, slack = 0;

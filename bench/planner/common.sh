@@ -41,20 +41,27 @@ PY
 
 # run_plans PLAN_FILE RUNS ROWS_FILE STEP_FN: the chosen plans, each run RUNS times by
 # STEP_FN (called with the plan's rank; prints one step time in ms), a table row each
-# (also appended to ROWS_FILE), then the verdicts.
+# (also appended to ROWS_FILE), then the verdicts. The runs go round the plans (every
+# plan once, then again): a slow spell of a shared machine meets every plan alike
+# instead of all of one plan's runs.
 run_plans() {
     # Underscored names: bash's locals are seen by STEP_FN, and the scripts' own
     # variables (n, k, times) must stay theirs.
-    local _file=$1 _runs=$2 _rows=$3 _step=$4 _plan _run _times
+    local _file=$1 _runs=$2 _rows=$3 _step=$4 _plan _run _ms
+    local -A _times
     mapfile -t _chosen < <(choose_plans "$_file")
+    for ((_run = 0; _run < _runs; _run++)); do
+        for _plan in "${_chosen[@]}"; do
+            _ms=$("$_step" "$_plan") || exit 1
+            _times[$_plan]+=" $_ms"
+        done
+        echo "# round $((_run + 1)) of $_runs done" >&2
+    done
     echo "| plan rank | plan | predicted ms | measured ms (median of $_runs) | runs | error |"
     echo "|---|---|---|---|---|---|"
     for _plan in "${_chosen[@]}"; do
-        _times=()
-        for ((_run = 0; _run < _runs; _run++)); do
-            _times+=("$("$_step" "$_plan")") || exit 1
-        done
-        plan_row "$_file" "$_plan" "${_times[@]}" | tee -a "$_rows"
+        # shellcheck disable=SC2086  # the times, one word each
+        plan_row "$_file" "$_plan" ${_times[$_plan]} | tee -a "$_rows"
     done
     verdicts "$_rows"
 }

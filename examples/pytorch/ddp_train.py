@@ -70,25 +70,33 @@ def make_data(rank, batch, batches):
     return data
 
 
-def register_hook(ddp, name, backend):
+def register_hook(ddp, name, backend, group=None):
+    """DDP's comm hook for --hook NAME over ``group`` (None: the default group)."""
     if name == "none":
         return None
     if name == "fp16":
-        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+        ddp.register_comm_hook(group, default_hooks.fp16_compress_hook)
     elif name == "bf16":
-        ddp.register_comm_hook(None, hooks.bf16_hook)
+        ddp.register_comm_hook(group, hooks.bf16_hook)
     elif name == "powersgd":
-        state = powersgd.PowerSGDState(process_group=None, matrix_approximation_rank=2, start_powerSGD_iter=10)
+        state = powersgd.PowerSGDState(process_group=group, matrix_approximation_rank=2, start_powerSGD_iter=10)
         ddp.register_comm_hook(state, powersgd.powerSGD_hook)
     elif name.startswith("topk") or name == "sign":
         if backend == "gloo":
             raise SystemExit("--hook %s is hostccl's: it needs --backend hostccl" % name)
-        state = hooks.CompressionState(name)
+        state = hooks.CompressionState(name, group)
         ddp.register_comm_hook(state, hooks.compressed_hook)
         return state
     else:
         raise SystemExit("unknown --hook %s" % name)
     return None
+
+
+def planned_hooks(backend):
+    """The compressions hostccl-plan tries, as this example trains them: for
+    describe_module to time each DDP comm hook (top-k and sign are hostccl's)."""
+    names = ["fp16", "bf16"] + (["topk:0.01", "sign"] if backend != "gloo" else [])
+    return {name: (lambda ddp, group, name=name: register_hook(ddp, name, backend, group)) for name in names}
 
 
 def local_world(world):
@@ -257,9 +265,10 @@ def main():
                         help="train with plan N of hostccl-plan's plan file: batch, micro-batches, buckets, hook, overlap")
     args = parser.parse_args()
     if args.describe_model:
-        spec = hostccl.planner.describe_module(SmallCNN(args.width), torch.randn(args.batch, 1, 28, 28),
-                                               name="ddp_train SmallCNN", optimizer_state_per_param=1,
-                                               data_parallel=args.backend)
+        x, y = make_data(0, args.batch, 1)[0]
+        spec = hostccl.planner.describe_module(SmallCNN(args.width), x, name="ddp_train SmallCNN",
+                                               optimizer_state_per_param=1, loss=nn.CrossEntropyLoss(), target=y,
+                                               data_parallel=args.backend, comm_hooks=planned_hooks(args.backend))
         hostccl.planner.write_model(args.describe_model, spec)
         return
     if args.spawn > 0:

@@ -41,11 +41,36 @@ def _flops_per_sample(module, inputs, output, batch):
     return 0.0
 
 
-def _time_layers(module, example, leaves, repeats=5):
+def _median(values):
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+class _Step:
+    """What describe_module times: the module, a batch, the step's loss (a function
+    of the output: the caller's loss on its targets, or the output's sum) and the
+    optimizer (a function of the parameters; None: the module does not train)."""
+
+    def __init__(self, module, example, loss, target, optimizer):
+        self.module, self.example, self.optimizer = module, example, optimizer
+        self.loss, self.target = loss, target
+
+    def criterion(self, output):
+        if self.loss is None:
+            return output.float().sum()
+        if self.target is None:
+            return self.loss(output)
+        return self.loss(output, self.target[:output.shape[0]])  # a batch's first rows, and theirs
+
+
+def _time_layers(step, leaves, repeats=15):
     """Seconds per sample each leaf's forward takes, and the whole backward's, on one
-    thread (a rank computes on one core): the best of ``repeats`` after a warm-up."""
+    thread (a rank computes on one core): the median of ``repeats`` after a warm-up
+    (a training step's typical time, which the planner predicts; the best of a few
+    reads 10-15 % under it for a small model)."""
     import time
     import torch
+    module, example = step.module, step.example
     batch = example.shape[0]
     started, spent, hooks = {}, {}, []
     for qualified, mod in leaves:
@@ -53,62 +78,80 @@ def _time_layers(module, example, leaves, repeats=5):
             started[q] = time.perf_counter()
 
         def post(m, inputs, output, q=qualified):
-            spent[q] = min(spent.get(q, 1e9), time.perf_counter() - started[q])
+            spent.setdefault(q, []).append(time.perf_counter() - started[q])
         hooks += [mod.register_forward_pre_hook(pre), mod.register_forward_hook(post)]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    backward = 1e9
+    backward = []
     try:
-        for _ in range(repeats + 1):
+        for i in range(repeats + 1):
+            if i == 1:  # the warm-up left out
+                spent.clear()
+                backward.clear()
             out = module(example)
             if not out.requires_grad:  # nothing to train: no backward to time
-                backward = 0.0
+                backward.append(0.0)
                 continue
             t0 = time.perf_counter()
-            out.float().sum().backward()
-            backward = min(backward, time.perf_counter() - t0)
+            step.criterion(out).backward()
+            backward.append(time.perf_counter() - t0)
             module.zero_grad(set_to_none=True)
     finally:
         torch.set_num_threads(threads)
         for h in hooks:
             h.remove()
-    return {q: t / batch for q, t in spent.items()}, backward / batch
+    return {q: _median(t) / batch for q, t in spent.items()}, _median(backward) / batch
 
 
-def _time_step(module, example, optimizer, repeats=5):
-    """On one thread, on a copy of ``module`` (its parameters are left as they were),
-    the best of ``repeats`` after a warm-up: seconds of a whole training step (forward,
-    a loss, backward, the optimizer's step, gradients cleared) on ``example``, and of a
-    forward and backward on an eighth of it and on all of it. Returns the step's
-    seconds, a forward and backward's, and the fixed cost of one (their time at no
-    batch, from the two sizes), which every micro-batch pays again."""
+def _time_step(step, repeats=15):
+    """On one thread, on a copy of the step's module (its parameters are left as they
+    were), the median of ``repeats`` after a warm-up: seconds of a whole training step
+    (forward, the loss, backward, the optimizer's step, gradients cleared) on the
+    example, and of a forward and backward on one sample of it and on all of it.
+    Returns the step's seconds, a forward and backward's, and the fixed cost of one
+    (their time at no batch, from the two sizes), which every micro-batch pays again."""
     import copy
     import time
     import torch
-    twin = copy.deepcopy(module)
-    opt = optimizer(twin.parameters())
+    twin = copy.deepcopy(step.module)
+    opt = step.optimizer(twin.parameters())
+    example = step.example
     batch = example.shape[0]
-    small = example[:max(1, batch // 8)]
+    small = example[:1]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    step = passes_small = passes_all = 1e9
+    steps, passes_all, passes_small = [], [], []
     try:
         for _ in range(repeats + 1):
             t0 = time.perf_counter()
-            twin(example).float().sum().backward()
+            step.criterion(twin(example)).backward()
             t1 = time.perf_counter()
             opt.step()
             opt.zero_grad(set_to_none=True)
             t2 = time.perf_counter()
-            twin(small).float().sum().backward()
+            step.criterion(twin(small)).backward()
             t3 = time.perf_counter()
             twin.zero_grad(set_to_none=True)
-            step, passes_all, passes_small = min(step, t2 - t0), min(passes_all, t1 - t0), min(passes_small, t3 - t2)
+            steps.append(t2 - t0)
+            passes_all.append(t1 - t0)
+            passes_small.append(t3 - t2)
     finally:
         torch.set_num_threads(threads)
+    whole, all_, small_ = (_median(t[1:]) for t in (steps, passes_all, passes_small))  # the warm-up left out
     b = small.shape[0]
-    fixed = 0.0 if b == batch else (batch * passes_small - b * passes_all) / (batch - b)
-    return step, passes_all, min(max(0.0, fixed), 0.9 * passes_all)  # some of a pass grows with its batch
+    fixed = 0.0 if b == batch else (batch * small_ - b * all_) / (batch - b)
+    return whole, all_, min(max(0.0, fixed), 0.9 * all_)  # some of a pass grows with its batch
+
+
+def _is_compression(spec):
+    """Whether hostccl-plan names a compressor so ("none" is DDP's default hook)."""
+    if spec in ("fp16", "bf16", "sign", "topk"):
+        return True
+    kind, _, ratio = str(spec).partition(":")
+    try:
+        return kind == "topk" and 0 < float(ratio) <= 1
+    except ValueError:
+        return False
 
 
 # The backends describe_module(data_parallel=...) can time DDP over ("hccl" is hostccl).
@@ -126,36 +169,119 @@ def _one_rank_group(backend):
     return ProcessGroupHostccl(dist.HashStore(), 0, 1, timedelta(seconds=60))
 
 
-def _time_data_parallel(module, example, optimizer, backend, repeats=15):
-    """On one thread: seconds DistributedDataParallel adds to a training step of a
-    copy of ``module`` (its reducer's autograd hooks, bucket views and the work
-    objects of its collectives) over a one-rank group of ``backend``. Steps with and
-    without it alternate (a change on the machine meets both); the best of each."""
-    import copy
+def _time_added(runs, step, repeats=15):
+    """On one thread: seconds each of ``runs[1:]`` (models with their optimizers) adds
+    to a training step over ``runs[0]``'s. Their steps alternate (a change on the
+    machine meets them all); the median of the differences after a warm-up."""
     import time
     import torch
-    from torch.nn.parallel import DistributedDataParallel
-    plain = copy.deepcopy(module)
-    wrapped = DistributedDataParallel(copy.deepcopy(module), process_group=_one_rank_group(backend))
-    runs = [(plain, optimizer(plain.parameters())), (wrapped, optimizer(wrapped.parameters()))]
-    best = [1e9, 1e9]
+    added = [[] for _ in runs[1:]]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for _ in range(repeats + 1):
-            for k, (m, opt) in enumerate(runs):
+        for i in range(repeats + 1):
+            took = []
+            for m, opt in runs:
                 t0 = time.perf_counter()
-                m(example).float().sum().backward()
+                step.criterion(m(step.example)).backward()
                 opt.step()
                 opt.zero_grad(set_to_none=True)
-                best[k] = min(best[k], time.perf_counter() - t0)
+                took.append(time.perf_counter() - t0)
+            for k, t in enumerate(took[1:]):
+                if i > 0:
+                    added[k].append(t - took[0])
     finally:
         torch.set_num_threads(threads)
-    return max(0.0, best[1] - best[0])
+    return [max(0.0, _median(a)) for a in added]
+
+
+def _data_parallel_costs(step, backend, comm_hooks):
+    """What DistributedDataParallel adds to a training step of a copy of the step's
+    module over a one-rank group of ``backend`` (its reducer's autograd hooks, bucket views
+    and the work objects of its collectives), and what each of ``comm_hooks``
+    (compression spec -> function(ddp, group) registering a comm hook) adds to that."""
+    import copy
+    from torch.nn.parallel import DistributedDataParallel
+    group = _one_rank_group(backend)
+
+    def run(register=None):
+        m = copy.deepcopy(step.module)
+        if register is not None:
+            m = DistributedDataParallel(m, process_group=group)
+            register(m, group)
+        return m, step.optimizer(m.parameters())
+    hooks = sorted((comm_hooks or {}).items())
+    ddp_alone = run(lambda ddp, g: None)
+    added = _time_added([run(), ddp_alone], step)[0]
+    hooked = _time_added([ddp_alone] + [run(register) for _, register in hooks], step) if hooks else []
+    return added, {spec: seconds for (spec, _), seconds in zip(hooks, hooked)}
+
+
+def _add_timings(spec, step, leaves, data_parallel, comm_hooks):
+    """describe_module's measured fields (see there); a module that does not train
+    (``step.optimizer`` None): the layers' forwards and the backward only."""
+    layers = spec["layers"]
+    batch = step.example.shape[0]
+    forward, backward = _time_layers(step, leaves)
+    total = sum(forward.values()) or 1.0
+    for layer in layers:
+        f = forward.get(layer["name"], 0.0)
+        layer["forward_seconds"] = f
+        layer["backward_seconds"] = backward * f / total
+    if step.optimizer is None:
+        return
+    layers_alone = batch * sum(l["forward_seconds"] + l["backward_seconds"] for l in layers)
+    whole, passes, fixed = _time_step(step)
+    spec["step_overhead_seconds"] = max(0.0, whole - passes)
+    if data_parallel is not None:
+        added, hooks = _data_parallel_costs(step, data_parallel, comm_hooks)
+        spec["step_overhead_seconds"] += added
+        if hooks:
+            spec["compression_overhead_seconds"] = hooks
+    spec["micro_batch_overhead_seconds"] = fixed
+    # The layers' times scaled to what a sample costs beyond the fixed part (the
+    # hooks see the layers only, not the framework's work between them).
+    keep = (passes - fixed) / layers_alone if layers_alone > 0 else 1.0
+    for layer in layers:
+        layer["forward_seconds"] *= keep
+        layer["backward_seconds"] *= keep
+
+
+class _on_slowest_core:
+    """Pins the calling thread to the slowest core it may run on (a training step of a
+    copy of the module timed on each in turn) while timings run; ``as`` gives the core
+    and each core's step seconds, or None (``pin`` false or one core). A data-parallel
+    step goes at its slowest rank's pace, and cores need not be alike: on the 2-core
+    test machine one ran the example CNN's step 12-50 % slower than the other, while
+    sgemm ran alike on both (docs/planner.md)."""
+
+    def __init__(self, step, pin):
+        self.allowed = sorted(os.sched_getaffinity(0)) if pin and hasattr(os, "sched_setaffinity") else []
+        self.step = step
+
+    def __enter__(self):
+        if len(self.allowed) < 2:
+            return None
+        paces = {}
+        try:
+            for core in self.allowed:
+                os.sched_setaffinity(0, {core})
+                paces[core] = _time_step(self.step, repeats=10)[0]
+        except BaseException:
+            os.sched_setaffinity(0, self.allowed)
+            raise
+        slowest = max(paces, key=paces.get)
+        os.sched_setaffinity(0, {slowest})
+        return {"core": slowest, "step_seconds": {str(c): paces[c] for c in self.allowed}}
+
+    def __exit__(self, *exc):
+        if len(self.allowed) >= 2:
+            os.sched_setaffinity(0, self.allowed)
+        return False
 
 
 def describe_module(module, example, name=None, optimizer_state_per_param=0, timed=True, optimizer=None,
-                    data_parallel=None):
+                    data_parallel=None, comm_hooks=None, slowest_core=True, loss=None, target=None):
     """The model as hostccl-plan reads it (a dict), from one forward pass on ``example``.
     ``timed``: also measure each layer's forward on one thread and the backward
     (shared out in proportion to the forwards), per sample: hostccl-plan then uses
@@ -164,14 +290,32 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     parameters returning a ``torch.optim`` optimizer; SGD with momentum by default),
     whose time beyond the layers' (the loss, the optimizer, the framework's per-step
     work) becomes the model's ``step_overhead_seconds``, and the fixed cost of a
-    forward and backward (timed at two batch sizes) its ``micro_batch_overhead_seconds``,
-    taken out of the layers' per-sample times. ``data_parallel`` ("hostccl", "hccl"
-    or "gloo"; with ``timed``): the model will train under DistributedDataParallel
-    with that backend; what DDP adds to a step (timed with a one-rank group of it,
-    the default group left alone) joins ``step_overhead_seconds``."""
+    forward and backward (timed at the whole batch and at one sample) its
+    ``micro_batch_overhead_seconds``,
+    taken out of the layers' per-sample times. ``loss``: the step's loss, a function
+    of the module's output and (given) ``target``, sliced as ``example`` is (a
+    ``torch.nn`` loss such as ``CrossEntropyLoss()``; by default the output's sum):
+    a step's cost depends on it (the example CNN's backward takes 0.8 ms longer
+    from cross entropy's gradients than from a sum's). Times are medians (a step's typical
+    time, which the planner predicts), taken on the slowest core this process may run
+    on (``slowest_core``; the model's ``timed_on_core`` names it with each core's
+    step time). ``data_parallel`` ("hostccl", "hccl" or "gloo"; with ``timed``): the
+    model will train under DistributedDataParallel with that backend; what DDP adds
+    to a step (timed with a one-rank group of it, the default group left alone) joins
+    ``step_overhead_seconds``. ``comm_hooks`` (with ``data_parallel``): compression
+    spec as hostccl-plan names it ("fp16", "bf16", "topk:0.01", "sign") -> a
+    function(ddp, group) registering the DDP comm hook that trains with it; what each
+    adds to a DDP step becomes ``compression_overhead_seconds[spec]``, which the
+    planner charges instead of its own codec rates."""
     import torch
     if data_parallel is not None and data_parallel not in _DATA_PARALLEL_BACKENDS:
         raise ValueError("describe_module: data_parallel must be 'hostccl', 'hccl' or 'gloo', not %r" % (data_parallel,))
+    if comm_hooks and (data_parallel is None or not timed):
+        raise ValueError("describe_module: comm_hooks are timed under DDP: give data_parallel (and timed)")
+    for compression in comm_hooks or {}:
+        if not _is_compression(compression):
+            raise ValueError("describe_module: comm_hooks: %r is not a compression hostccl-plan knows "
+                             "(fp16, bf16, topk[:ratio], sign)" % (compression,))
     batch = example.shape[0]
     layers = []
     hooks = []
@@ -202,32 +346,18 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
             h.remove()
     if not any(l["forward_flops"] > 0 for l in layers):
         raise ValueError("describe_module: no layer of this module has FLOPs hostccl-plan knows (Linear, Conv)")
-    if timed:
-        forward, backward = _time_layers(module, example, leaves)
-        total = sum(forward.values()) or 1.0
-        for layer in layers:
-            f = forward.get(layer["name"], 0.0)
-            layer["forward_seconds"] = f
-            layer["backward_seconds"] = backward * f / total
     dtype_bytes = next((p.element_size() for p in module.parameters()), 4)
     spec = {"name": name or type(module).__name__, "dtype_bytes": int(dtype_bytes),
             "optimizer_state_per_param": optimizer_state_per_param, "layers": layers}
-    if timed and any(p.requires_grad for p in module.parameters()):
+    if timed:
         if optimizer is None:
             optimizer = lambda params: torch.optim.SGD(params, lr=1e-3, momentum=0.9)  # noqa: E731
-        layers_alone = batch * sum(l.get("forward_seconds", 0.0) + l.get("backward_seconds", 0.0) for l in layers)
-        step, passes, fixed = _time_step(module, example, optimizer)
-        spec["step_overhead_seconds"] = max(0.0, step - passes)
-        if data_parallel is not None:
-            spec["step_overhead_seconds"] += _time_data_parallel(module, example, optimizer, data_parallel)
-        spec["micro_batch_overhead_seconds"] = fixed
-        # The layers' times scaled to what a sample costs beyond the fixed part (the
-        # hooks see the layers only, not the framework's work between them).
-        keep = (passes - fixed) / layers_alone if layers_alone > 0 else 1.0
-        for layer in layers:
-            for key in ("forward_seconds", "backward_seconds"):
-                if key in layer:
-                    layer[key] *= keep
+        trains = any(p.requires_grad for p in module.parameters())
+        step = _Step(module, example, loss, target, optimizer if trains else None)
+        with _on_slowest_core(step, trains and slowest_core) as pace:
+            _add_timings(spec, step, leaves, data_parallel, comm_hooks)
+        if pace:
+            spec["timed_on_core"] = pace
     return spec
 
 

@@ -107,6 +107,36 @@ TEST(PlannerModel, NamesTheBadField) {
               "layers: every forward_flops is 0 (nothing to compute)");
     EXPECT_EQ(parseError(R"({"step_overhead_seconds": "slow", "layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}]})"),
               "step_overhead_seconds: must be a number");
+    const std::string layer = R"("layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}])";
+    EXPECT_EQ(parseError(R"({"compression_overhead_seconds": 0.1, )" + layer + "}"),
+              "compression_overhead_seconds: must be an object of compression -> seconds");
+    EXPECT_EQ(parseError(R"({"compression_overhead_seconds": {"none": 0.1}, )" + layer + "}"),
+              "compression_overhead_seconds.none: not a compressor (fp16, bf16, topk[:ratio], sign)");
+    EXPECT_EQ(parseError(R"({"compression_overhead_seconds": {"fp16": -0.1}, )" + layer + "}"),
+              "compression_overhead_seconds.fp16: must be a number >= 0");
+    EXPECT_NE(parseError(R"({"compression_overhead_seconds": {"lz4": 0.1}, )" + layer + "}")
+                  .find("compression_overhead_seconds.lz4: not a compressor"),
+              std::string::npos);
+}
+
+// A compressor's work measured as a framework's hook runs it, by compression spec:
+// read and written back, found however the spec is written, absent for others.
+TEST(PlannerModel, CompressionOverheadsByCompressor) {
+    ModelSpec m;
+    std::string why;
+    ASSERT_TRUE(parseModel(R"({"compression_overhead_seconds": {"fp16": 0.002, "topk:0.01": 0.003},
+                               "layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}]})",
+                           &m, &why))
+        << why;
+    EXPECT_EQ(m.compressionOverhead("fp16"), 0.002);
+    EXPECT_EQ(m.compressionOverhead("topk:0.010"), 0.003);
+    EXPECT_EQ(m.compressionOverhead("topk:0.05"), -1);  // another ratio: not measured
+    EXPECT_EQ(m.compressionOverhead("bf16"), -1);
+    EXPECT_EQ(m.compressionOverhead("none"), -1);
+    ModelSpec again;
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_EQ(again.compressionOverheadSeconds, m.compressionOverheadSeconds);
+    EXPECT_EQ(modelJson(toyModel()).find("compression_overhead_seconds"), std::string::npos);  // none measured, none written
 }
 
 TEST(PlannerStages, MatchesBruteForce) {
@@ -496,6 +526,37 @@ TEST(PlannerCodecs, MeasuredAndCharged) {
     // Before: no passes (element-wise work free here), decoding at the reduce rate.
     const double estimated = 8 * 4 * entries * c.platform.gamma;
     EXPECT_NEAR(after - before, (r.signEncode + 8 * r.signDecodePerRank) * entries - estimated, 1e-9 + 1e-6 * after);
+}
+
+// With the model's measured hook cost a compressed plan pays that (half at launch,
+// half at finish, on the rank's core share) and the plain path's scaling pass in
+// place of the codec rates, plus the other ranks' payloads decoded at them.
+TEST(PlannerCodecs, MeasuredHookReplacesTheRates) {
+    Workload w{toyModel(), 64, 0};
+    Cluster c = crowdedToyCluster();  // 4 ranks, 2 cores: the hook's work at half a core
+    c.codecs = measureCodecs();
+    c.elementwise = ComputeRate(20e9);  // the scaling pass costs time
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.dp = 4;
+    p.compression = "sign";
+    p.overlap = false;
+    p.bucketBytes = p.firstBucketBytes = uint64_t(64) << 20;  // one bucket: one scaling pass to charge
+    const Prediction rates = predictStep(w, c, comm, p);
+    const double entries = double(w.model.parameterCount()), bytes = 4 * entries;
+    w.model.compressionOverheadSeconds["sign"] = 0.004;
+    const Prediction hooked = predictStep(w, c, comm, p);
+    const double codec = c.computeSeconds((c.codecs.signEncode + 4 * c.codecs.signDecodePerRank) * entries);
+    const double instead = c.computeSeconds(0.004 + 3 * c.codecs.signDecodePerRank * entries) +
+                           c.coldElementwiseSeconds(2 * bytes);
+    EXPECT_NEAR(hooked.dpCommSeconds - rates.dpCommSeconds, instead - codec, 1e-12 + 1e-9 * hooked.dpCommSeconds);
+    EXPECT_EQ(hooked.wireBytes, rates.wireBytes);
+    // Another compressor's plan is unchanged by the sign hook's figure.
+    p.compression = "fp16";
+    w.model.compressionOverheadSeconds.erase("sign");
+    const double fp16 = predictStep(w, c, comm, p).stepSeconds;
+    w.model.compressionOverheadSeconds["sign"] = 0.004;
+    EXPECT_EQ(predictStep(w, c, comm, p).stepSeconds, fp16);
 }
 
 TEST(PlannerSync, EncodingDelaysTheBackwardAndDecodingFollowsEachWait) {

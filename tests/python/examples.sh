@@ -50,13 +50,16 @@ slurm() {  # two processes with the variables srun gives its tasks
 }
 check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
 
-# hostccl's planner: the CNN described (hostccl.planner.describe_module), planned for two
-# data-parallel ranks from Python, trained with the first plan (its batch, micro-batches,
-# buckets and hook), which the summary line must show.
+# hostccl's planner: the CNN described (hostccl.planner.describe_module, its comm hooks
+# timed), planned for two data-parallel ranks from Python, trained with the first plan
+# (its batch, micro-batches, buckets and hook), which the summary line must show.
 plandir=$(mktemp -d /tmp/hostccl-ddp-plan.XXXXXX)
 if "$python" "$script" --describe-model "$plandir/cnn.json" --width 8 && "$python" - "$plandir" <<'PY'
 import json, sys
 import hostccl.planner as planner
+cnn = json.load(open(sys.argv[1] + "/cnn.json"))
+# Each compressor the planner tries, timed as the example's DDP comm hook trains it.
+assert sorted(cnn["compression_overhead_seconds"]) == ["bf16", "fp16", "sign", "topk:0.01"], cnn
 r = planner.plan(sys.argv[1] + "/cnn.json", global_batch=32,
                  extra_args=["--ranks-per-host", "2", "--tp", "1", "--pp", "1", "--compression", "none,fp16", "--gflops", "20"])
 json.dump(r, open(sys.argv[1] + "/plan.json", "w"))

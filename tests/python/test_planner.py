@@ -66,8 +66,8 @@ def test_a_whole_step_is_timed_and_its_overhead_charged():
     def adam(params):
         made.append(True)
         return torch.optim.Adam(params, lr=0.1)
-    spec = planner.describe_module(model, torch.randn(4, 8), optimizer=adam)
-    assert made == [True]
+    spec = planner.describe_module(model, torch.randn(4, 8), optimizer=adam, slowest_core=False)
+    assert made == [True]  # one step timed (with slowest_core, one more on each core first)
     assert spec["step_overhead_seconds"] > 0  # a loss, Adam's step and autograd's own work at least
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))  # timed on a copy
     assert "step_overhead_seconds" not in planner.describe_module(model, torch.randn(4, 8), timed=False)
@@ -95,23 +95,88 @@ def test_every_micro_batch_pays_the_fixed_cost_of_a_pass():
 
 def test_what_ddp_adds_to_a_step_joins_its_overhead(monkeypatch):
     # The timings pinned: the step's overhead is what the step has beyond its passes
-    # plus what DDP adds, exactly.
-    monkeypatch.setattr(planner, "_time_step", lambda module, example, optimizer: (0.010, 0.007, 0.001))
-    monkeypatch.setattr(planner, "_time_data_parallel", lambda module, example, optimizer, backend: 0.0025)
-    spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="gloo")
+    # plus what DDP adds, exactly; each comm hook's figure goes in by its compression.
+    monkeypatch.setattr(planner, "_time_step", lambda step, repeats=15: (0.010, 0.007, 0.001))
+    monkeypatch.setattr(planner, "_data_parallel_costs",
+                        lambda step, backend, hooks: (0.0025, {k: 0.001 for k in hooks or {}}))
+    hooks = {"fp16": lambda ddp, group: None, "topk:0.05": lambda ddp, group: None}
+    spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="gloo", comm_hooks=hooks)
     assert spec["step_overhead_seconds"] == pytest.approx(0.003 + 0.0025, abs=1e-12)
-    assert planner.describe_module(small(), torch.randn(4, 8))["step_overhead_seconds"] == pytest.approx(0.003, abs=1e-12)
+    assert spec["compression_overhead_seconds"] == {"fp16": 0.001, "topk:0.05": 0.001}
+    plain = planner.describe_module(small(), torch.randn(4, 8))
+    assert plain["step_overhead_seconds"] == pytest.approx(0.003, abs=1e-12)
+    assert "compression_overhead_seconds" not in plain
     with pytest.raises(ValueError, match=r"data_parallel must be 'hostccl', 'hccl' or 'gloo', not 'nccl'"):
         planner.describe_module(small(), torch.randn(4, 8), data_parallel="nccl")
+    with pytest.raises(ValueError, match=r"comm_hooks are timed under DDP: give data_parallel"):
+        planner.describe_module(small(), torch.randn(4, 8), comm_hooks=hooks)
+    for bad in ("none", "lz4", "topk:2"):
+        with pytest.raises(ValueError, match=r"comm_hooks: '%s' is not a compression" % bad):
+            planner.describe_module(small(), torch.randn(4, 8), data_parallel="gloo", comm_hooks={bad: None})
+
+
+def _sgd_step(model, example):
+    return planner._Step(model, example, None, None, lambda params: torch.optim.SGD(params, lr=1e-3))
 
 
 @pytest.mark.parametrize("backend", ["hostccl", "gloo"])
-def test_ddp_is_timed_on_a_group_of_its_own(backend):
+def test_ddp_and_its_hooks_are_timed_on_a_group_of_their_own(backend):
     import torch.distributed as dist
-    sgd = lambda params: torch.optim.SGD(params, lr=1e-3)  # noqa: E731
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    from hostccl.torch import hooks as hostccl_hooks
+    registered = []
+
+    def fp16(ddp, group):
+        registered.append(group.size())
+        ddp.register_comm_hook(group, default_hooks.fp16_compress_hook)
+
+    def sign(ddp, group):
+        registered.append(group.size())
+        ddp.register_comm_hook(hostccl_hooks.CompressionState("sign", group), hostccl_hooks.compressed_hook)
+    hooks = {"fp16": fp16, "sign": sign} if backend == "hostccl" else {"fp16": fp16}
     model = small()
     before = [p.detach().clone() for p in model.parameters()]
-    added = planner._time_data_parallel(model, torch.randn(4, 8), sgd, backend)
+    added, hooked = planner._data_parallel_costs(_sgd_step(model, torch.randn(4, 8)), backend, hooks)
     assert 0.0 <= added < 0.1
+    assert sorted(hooked) == sorted(hooks) and all(0.0 <= s < 0.1 for s in hooked.values())
+    assert registered == [1] * len(hooks)  # each hook registered once, on the one-rank group
     assert not dist.is_initialized()  # no default group made or needed
     assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))  # timed on copies
+
+
+def test_the_step_is_timed_with_the_callers_loss_on_matching_targets():
+    seen = []
+
+    def loss(output, target):
+        seen.append((output.shape[0], tuple(target.tolist())))
+        return nn.functional.cross_entropy(output, target)
+    target = torch.tensor([0, 1, 2, 3])
+    spec = planner.describe_module(small(), torch.randn(4, 8), loss=loss, target=target, slowest_core=False)
+    assert spec["step_overhead_seconds"] >= 0
+    # Whole batches with all the targets, and the one-sample passes with the first one.
+    assert set(seen) == {(4, (0, 1, 2, 3)), (1, (0,))}
+    # Without a target the loss gets the output alone.
+    outputs = []
+    planner.describe_module(small(), torch.randn(4, 8), loss=lambda out: outputs.append(out.shape) or out.sum(),
+                            slowest_core=False)
+    assert set(outputs) == {torch.Size([4, 4]), torch.Size([1, 4])}
+
+
+def test_timed_on_the_slowest_core_and_the_affinity_restored(monkeypatch):
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("one core in this process's affinity (%s): no slowest to choose" % allowed)
+    slow = allowed[-1]
+    pinned = []
+
+    def fake_step(step, repeats=15):
+        cores = os.sched_getaffinity(0)
+        pinned.append(sorted(cores))
+        return (0.002 if cores == {slow} else 0.001), 0.0009, 0.0001
+    monkeypatch.setattr(planner, "_time_step", fake_step)
+    spec = planner.describe_module(small(), torch.randn(4, 8))
+    assert spec["timed_on_core"]["core"] == slow
+    assert spec["timed_on_core"]["step_seconds"] == {str(c): (0.002 if c == slow else 0.001) for c in allowed}
+    assert pinned == [[c] for c in allowed] + [[slow]]  # each core in turn, then the timings on the slowest
+    assert sorted(os.sched_getaffinity(0)) == allowed
+    assert "timed_on_core" not in planner.describe_module(small(), torch.randn(4, 8), slowest_core=False)

@@ -219,6 +219,13 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
                     "per received pair\n",
                     c.codecs.signEncode * 1e9, c.codecs.signDecodePerRank * 1e9, (c.codecs.topkEncode + c.codecs.topkDecodePass) * 1e9,
                     c.codecs.topkDecodePair * 1e9);
+    if (!w.model.compressionOverheadSeconds.empty()) {
+        std::string measured;
+        for (const auto& [spec, seconds] : w.model.compressionOverheadSeconds)
+            measured += fmt::format("{}{} {:.2f} ms", measured.empty() ? "" : ", ", spec, seconds * 1e3);
+        std::printf("# compressors as the model's comm hooks add to a step on one core (measured, used instead of "
+                    "the rates): %s\n", measured.c_str());
+    }
     if (c.crowded())
         std::printf("# crowded hosts (%u ranks on %.3g cores): each collective costs %.1f us more between compute phases%s "
                     "and %.2f %% of the compute since the last; a pipeline %.1f us per hand-off filling and draining\n",
