@@ -63,8 +63,8 @@ if [ "$example" = ddp ]; then
 else
     "$mlp" --describe-model "$dir/model.json" "${model[@]}"
 fi
-# This machine's cores, shared by the emulated hosts.
-cores=$(awk -v c="$(nproc)" -v n="$hosts" 'BEGIN { h = c / n; printf "%g", (h >= 1 ? int(h) : h) }')
+# This machine's cores, shared by the emulated hosts (not nproc: it reads OMP_NUM_THREADS).
+cores=$(awk -v c="$(getconf _NPROCESSORS_ONLN)" -v n="$hosts" 'BEGIN { h = c / n; printf "%g", (h >= 1 ? int(h) : h) }')
 if [ "$per_host" -gt 1 ]; then
     # The planner probes the cluster and each host's sharing of its cores with the
     # job's own processes, every host at once, as a user's launch would.
