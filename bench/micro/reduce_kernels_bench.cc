@@ -22,11 +22,12 @@ void memcpyBench(benchmark::State& state) {
     state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(kBytes));
 }
 
-// dst = a (op) b, in place in a as the ring's reduce-on-arrival does.
-void reduceBench(benchmark::State& state, HcclDataType t, HcclReduceOp op) {
+// dst = a (op) b, in place in a as the ring's reduce-on-arrival does; the kernel
+// dispatched for this CPU, or (`portable`) the plain loop it replaces.
+void reduceBench(benchmark::State& state, HcclDataType t, HcclReduceOp op, bool portable) {
     const size_t n = kBytes / hostccl::dtypeSize(t);
     std::vector<char> a(kBytes, 0), b(kBytes, 0);
-    hostccl::ReduceFn fn = hostccl::reduceFunction(t, op);
+    hostccl::ReduceFn fn = portable ? hostccl::portableReduceFunction(t, op) : hostccl::reduceFunction(t, op);
     for (auto _ : state) {
         fn(a.data(), a.data(), b.data(), n);
         benchmark::DoNotOptimize(a.data());
@@ -42,8 +43,13 @@ void registerAll() {
                            HCCL_DATA_TYPE_FP64})
         for (HcclReduceOp op : {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUCE_MAX, HCCL_REDUCE_MIN}) {
             std::string name = std::string("reduce/") + hostccl::dtypeName(t) + "/" + hostccl::reduceOpName(op);
-            benchmark::RegisterBenchmark(name.c_str(), reduceBench, t, op)->Unit(benchmark::kMicrosecond);
+            benchmark::RegisterBenchmark(name.c_str(), reduceBench, t, op, false)->Unit(benchmark::kMicrosecond);
         }
+    // The half types' CPU-specific kernels against their portable loops.
+    for (HcclDataType t : {HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_BFP16}) {
+        std::string name = std::string("reduce-portable/") + hostccl::dtypeName(t) + "/sum";
+        benchmark::RegisterBenchmark(name.c_str(), reduceBench, t, HCCL_REDUCE_SUM, true)->Unit(benchmark::kMicrosecond);
+    }
 }
 
 }  // namespace

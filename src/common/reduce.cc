@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "common/half.h"
-#include "common/reduce_f16c.h"
+#include "common/reduce_half_simd.h"
 
 namespace hostccl {
 
@@ -103,6 +103,7 @@ ReduceFn forType(HcclDataType t) {
 
 ReduceFn reduceFunction(HcclDataType dtype, HcclReduceOp op) {
     if (dtype == HCCL_DATA_TYPE_FP16 && cpuHasF16c()) return reduceFp16F16c(op);
+    if (dtype == HCCL_DATA_TYPE_BFP16 && cpuHasAvx2()) return reduceBf16Avx2(op);
     return portableReduceFunction(dtype, op);
 }
 

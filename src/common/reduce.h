@@ -13,7 +13,7 @@ using ReduceFn = void (*)(void* dst, const void* a, const void* b, size_t count)
 
 // nullptr when the (dtype, op) pair has no reduction (FP8/HIF8, invalid values).
 // Picks the fastest kernel this CPU runs; every choice gives identical bits (NaN
-// payloads aside, see reduce_f16c.h).
+// payloads aside, see reduce_half_simd.h).
 ReduceFn reduceFunction(HcclDataType dtype, HcclReduceOp op);
 // The portable kernels only (tests compare the CPU-specific ones against them).
 ReduceFn portableReduceFunction(HcclDataType dtype, HcclReduceOp op);

@@ -8,6 +8,7 @@
 
 #include "common/half.h"
 #include "common/reduce.h"
+#include "common/reduce_half_simd.h"
 
 using namespace hostccl;
 
@@ -89,20 +90,36 @@ TEST(Reduce, Fp8AndInvalidPairsHaveNoKernel) {
 // for every op, at lengths that exercise both the vector body and the tail. Where
 // both operands are NaN, IEEE leaves the payload open (and compilers may swap the
 // operands of a commutative op): there both results must be NaN.
-TEST(Reduce, DispatchedFp16KernelMatchesThePortableOneBitForBit) {
-    const uint16_t partners[] = {0x0000, 0x8000, 0x0001, 0x03ff, 0x3c00, 0xbc00, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x3555, 0x4248};
+// Every 16-bit pattern against partners (zeros, subnormals, ones, the largest finite,
+// infinities, NaNs, others), for `dtype` (fp16 or bf16) with `isNan` its NaN test.
+static void expectDispatchedHalfMatchesPortable(HcclDataType dtype, const std::vector<uint16_t>& partners,
+                                         bool (*isNan)(uint16_t)) {
     std::vector<uint16_t> a(65536 + 5), b(a.size());
     for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint16_t>(i);
     for (HcclReduceOp op : {HCCL_REDUCE_SUM, HCCL_REDUCE_PROD, HCCL_REDUCE_MAX, HCCL_REDUCE_MIN})
         for (uint16_t p : partners) {
             std::fill(b.begin(), b.end(), p);
             std::vector<uint16_t> fast(a.size()), portable(a.size());
-            reduceFunction(HCCL_DATA_TYPE_FP16, op)(fast.data(), a.data(), b.data(), a.size());
-            portableReduceFunction(HCCL_DATA_TYPE_FP16, op)(portable.data(), a.data(), b.data(), a.size());
-            auto isNan = [](uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; };
+            reduceFunction(dtype, op)(fast.data(), a.data(), b.data(), a.size());
+            portableReduceFunction(dtype, op)(portable.data(), a.data(), b.data(), a.size());
             for (size_t i = 0; i < a.size(); ++i) {
                 if (isNan(fast[i]) && isNan(portable[i])) continue;
-                ASSERT_EQ(fast[i], portable[i]) << "op " << op << " a " << std::hex << a[i] << " partner " << p;
+                ASSERT_EQ(fast[i], portable[i]) << "dtype " << dtype << " op " << op << " a " << std::hex << a[i] << " partner " << p;
             }
         }
+}
+
+TEST(Reduce, DispatchedFp16KernelMatchesThePortableOneBitForBit) {
+    expectDispatchedHalfMatchesPortable(
+        HCCL_DATA_TYPE_FP16, {0x0000, 0x8000, 0x0001, 0x03ff, 0x3c00, 0xbc00, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0x3555, 0x4248},
+        [](uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; });
+}
+
+// bf16 the same (rounding ties to even, overflow to infinity, NaNs kept quiet).
+TEST(Reduce, DispatchedBf16KernelMatchesThePortableOneBitForBit) {
+    if (!cpuHasAvx2()) GTEST_SKIP() << "this CPU has no AVX2: the portable bf16 kernel is the only one";
+    ASSERT_NE(reduceFunction(HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_SUM), portableReduceFunction(HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_SUM));
+    expectDispatchedHalfMatchesPortable(
+        HCCL_DATA_TYPE_BFP16, {0x0000, 0x8000, 0x0001, 0x007f, 0x3f80, 0xbf80, 0x7f7f, 0x7f80, 0xff80, 0x7fc0, 0x7f81, 0x3f81, 0x4049},
+        [](uint16_t h) { return (h & 0x7f80) == 0x7f80 && (h & 0x7f) != 0; });
 }

@@ -3,7 +3,7 @@
 #include <immintrin.h>
 
 #include "common/half.h"
-#include "common/reduce_f16c.h"
+#include "common/reduce_half_simd.h"
 
 namespace hostccl {
 inline namespace v1 {
