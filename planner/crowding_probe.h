@@ -21,18 +21,10 @@
 #include <cstdint>
 #include <string>
 
+#include "planner/host_sharing.h"
 #include "planner/probe_ranks.h"
 
 namespace hostccl::plan {
-
-struct HostSharing {
-    double computeSlowdown = 1;  // >= 1: CPU time of a rank's compute with the host's ranks computing over alone
-    double syncBase = 0;         // seconds one allreduce of kSyncProbeBytes costs between compute phases, op included,
-    double syncPerCompute = 0;   // plus this many seconds per second of compute (on an idle core) since the last one
-    double syncShortCompute = 0; // the short interval's compute on an idle core, seconds (the fixed part's measure)
-    double syncFloor = 0;        // seconds one such allreduce costs with no compute since the last, op included
-    double handoff = 0;          // seconds a pipeline adds per hand-off while filling or draining
-};
 
 // On this host with `threadRanks` ranks as threads using `cores` cores, or with 0
 // under a launcher: the job's processes, each host's ranks probing among themselves,

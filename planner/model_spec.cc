@@ -146,6 +146,29 @@ bool parseCompressionOverheads(Reader& r, const json& doc, ModelSpec* m) {
     return true;
 }
 
+// "host_sharing": {ranks_per_host, cores, compute_slowdown, sync_base_seconds,
+// sync_per_compute, sync_short_compute_seconds, sync_floor_seconds}, all required.
+bool parseHostSharing(Reader& r, const json& doc, ModelSpec* m) {
+    const json* o = r.field(doc, "host_sharing", "host_sharing", false);
+    if (o == nullptr) return true;
+    if (!o->is_object()) return r.fail("host_sharing: must be an object");
+    ModelSpec::MeasuredSharing s;
+    HostSharing& f = s.figures;
+    double ranks = 0;
+    const std::string at = "host_sharing";
+    if (!r.number(*o, at, "ranks_per_host", true, 2, true, &ranks) || !r.number(*o, at, "cores", true, 0.01, false, &s.cores) ||
+        !r.number(*o, at, "compute_slowdown", true, 1, false, &f.computeSlowdown) ||
+        !r.number(*o, at, "sync_base_seconds", true, 0, false, &f.syncBase) ||
+        !r.number(*o, at, "sync_per_compute", true, 0, false, &f.syncPerCompute) ||
+        !r.number(*o, at, "sync_short_compute_seconds", true, 0, false, &f.syncShortCompute) ||
+        !r.number(*o, at, "sync_floor_seconds", true, 0, false, &f.syncFloor))
+        return false;
+    if (ranks > 1e6) return r.fail(fmt::format("host_sharing.ranks_per_host: must be at most 1000000 (got {})", ranks));
+    s.ranksPerHost = static_cast<uint32_t>(ranks);
+    m->hostSharing = s;
+    return true;
+}
+
 }  // namespace
 
 bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
@@ -164,7 +187,7 @@ bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
         !r.number(doc, "", "step_overhead_seconds", false, 0, false, &m.stepOverheadSeconds) ||
         !r.number(doc, "", "micro_batch_overhead_seconds", false, 0, false, &m.microBatchOverheadSeconds))
         return false;
-    if (!parseCompressionOverheads(r, doc, &m)) return false;
+    if (!parseCompressionOverheads(r, doc, &m) || !parseHostSharing(r, doc, &m)) return false;
     if (dtype > 16) return r.fail(fmt::format("dtype_bytes: must be 1-16 (got {})", dtype));
     m.dtypeBytes = static_cast<uint32_t>(dtype);
     m.optimizerStatePerParam = state;
@@ -210,6 +233,16 @@ std::string modelJson(const ModelSpec& m) {
                 {"micro_batch_overhead_seconds", m.microBatchOverheadSeconds},
                 {"layers", layers}};
     if (!m.compressionOverheadSeconds.empty()) doc["compression_overhead_seconds"] = m.compressionOverheadSeconds;
+    if (m.hostSharing.ranksPerHost > 0) {
+        const HostSharing& f = m.hostSharing.figures;
+        doc["host_sharing"] = {{"ranks_per_host", m.hostSharing.ranksPerHost},
+                               {"cores", m.hostSharing.cores},
+                               {"compute_slowdown", f.computeSlowdown},
+                               {"sync_base_seconds", f.syncBase},
+                               {"sync_per_compute", f.syncPerCompute},
+                               {"sync_short_compute_seconds", f.syncShortCompute},
+                               {"sync_floor_seconds", f.syncFloor}};
+    }
     return doc.dump(2) + "\n";
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "planner/host_sharing.h"
+
 namespace hostccl::plan {
 
 // How a layer is split across a tensor-parallel group.
@@ -55,6 +57,16 @@ struct ModelSpec {
     // compression spec ("fp16", "topk:0.01"; hostccl.planner.describe_module's
     // comm_hooks): a framework's compressor in place of the planner's codec rates.
     std::map<std::string, double> compressionOverheadSeconds;
+    // Measured with the model's own processes sharing one host (hostccl.planner's
+    // describe_module(host_sharing=N)): the crowded-host probe's figures with the
+    // model's training step as the compute, for `ranksPerHost` ranks on `cores` cores
+    // (ranksPerHost 0: not measured). A framework's ranks share a core far more
+    // dearly than the probe's sgemm thread ranks (docs/planner.md); no hand-off figure.
+    struct MeasuredSharing {
+        uint32_t ranksPerHost = 0;
+        double cores = 0;
+        HostSharing figures;
+    } hostSharing;
     std::vector<LayerSpec> layers;         // forward order
 
     uint64_t parameterCount() const;

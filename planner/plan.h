@@ -77,6 +77,7 @@ struct Cluster {
     // alone, beyond sharing cores (crowding_probe.h; 1: not known, or none measured).
     double computeSlowdown = 1;
     bool sharingKnown = false;  // the figures above were probed or given
+    bool sharingFromModel = false;  // ... measured with the model's own processes (its file's host_sharing)
     // The hosts run on one machine's cores (emulated hosts, as bench/planner's
     // namespace hosts): a rank waiting on one host leaves its core to the others'.
     bool coresPooled = false;

@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "hccl/hccl.h"
+#include "planner/host_sharing.h"
 
 namespace hostccl::plan {
-
-constexpr uint64_t kSyncProbeBytes = 64 << 10;
 
 struct ProbeRank {
     HcclComm comm = nullptr;  // the host's ranks

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Is hostccl-plan right for the PyTorch DDP example? Describes its CNN
-# (hostccl.planner.describe_module, with what DDP adds to a step), plans it for
+# (hostccl.planner.describe_module, with what DDP adds to a step and what RANKS
+# processes of it cost each other on this host), plans it for
 # RANKS local processes (--tp 1 --pp 1 --overlap on: DDP is data parallelism, and the
 # example's compressors are DDP comm hooks, which overlap), then trains the first 5
 # plans and 5 spread over the rest RUNS times each with mp.spawn and prints predicted
@@ -28,9 +29,21 @@ source "$root/bench/planner/common.sh"
 dir=$(mktemp -d /tmp/hostccl-plan-ddp.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
-"$py" "$example" --describe-model "$dir/cnn.json" --width "$width" --batch $((batch / ranks))
+sharing=()
+[ "$ranks" -lt 2 ] || sharing=(--host-sharing "$ranks")  # what the ranks cost each other, measured with the model's processes
+"$py" "$example" --describe-model "$dir/cnn.json" --width "$width" --batch $((batch / ranks)) "${sharing[@]}"
+# What the description measured, so a slow spell of the machine during it shows in the log.
+"$py" - "$dir/cnn.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+core = m.get("timed_on_core", {})
+steps = ", ".join("core %s %.2f ms" % (c, t * 1e3) for c, t in sorted(core.get("step_seconds", {}).items()))
+print("# described: a step %s (timed on core %s); step overhead %.3f ms, micro-batch overhead %.3f ms; host sharing %s"
+      % (steps or "not timed per core", core.get("core", "-"), m.get("step_overhead_seconds", 0) * 1e3,
+         m.get("micro_batch_overhead_seconds", 0) * 1e3, json.dumps(m.get("host_sharing"))))
+PY
 "$plan" --model "$dir/cnn.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --tp 1 --pp 1 --overlap on \
-    --top 10 -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
+    --top 10 -o "$dir/plan.json"  # the top 10 with their parts beside the measured table
 step_ms() {
     local out
     out=$("$py" "$example" --spawn "$ranks" --width "$width" --steps "$steps" --warmup 10 \

@@ -261,6 +261,9 @@ def main():
                         help="average gradients after backward (flat fp32 buckets) instead of DDP's overlap")
     parser.add_argument("--describe-model", metavar="FILE",
                         help="write the CNN as hostccl-plan reads it (one forward pass of --batch) and exit")
+    parser.add_argument("--host-sharing", type=int, default=0, metavar="RANKS",
+                        help="with --describe-model: measure what RANKS processes of this model cost each other on "
+                             "this host (hostccl-plan uses it for hosts of as many ranks)")
     parser.add_argument("--plan", metavar="FILE[:N]",
                         help="train with plan N of hostccl-plan's plan file: batch, micro-batches, buckets, hook, overlap")
     args = parser.parse_args()
@@ -268,7 +271,8 @@ def main():
         x, y = make_data(0, args.batch, 1)[0]
         spec = hostccl.planner.describe_module(SmallCNN(args.width), x, name="ddp_train SmallCNN",
                                                optimizer_state_per_param=1, loss=nn.CrossEntropyLoss(), target=y,
-                                               data_parallel=args.backend, comm_hooks=planned_hooks(args.backend))
+                                               data_parallel=args.backend, comm_hooks=planned_hooks(args.backend),
+                                               host_sharing=args.host_sharing or None)
         hostccl.planner.write_model(args.describe_model, spec)
         return
     if args.spawn > 0:

@@ -41,6 +41,13 @@ def _flops_per_sample(module, inputs, output, batch):
     return 0.0
 
 
+def _sgd_momentum(params):
+    """describe_module's default optimizer (a module's function: the host-sharing probe
+    sends the step to spawned processes, and a lambda does not pickle)."""
+    import torch
+    return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+
+
 def _median(values):
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
@@ -169,17 +176,26 @@ def _one_rank_group(backend):
     return ProcessGroupHostccl(dist.HashStore(), 0, 1, timedelta(seconds=60))
 
 
-def _time_added(runs, step, repeats=15):
+# What _time_added spends at most, seconds (a model whose steps are long gets the
+# fewest repeats), and its repeats' bounds: differences of a few percent of a step
+# (a compressor's hook: 0.02-0.6 ms of a 1.3 ms step, read 0.02 and 0.20 ms for bf16
+# with 15) need many.
+_ADDED_BUDGET_SECONDS, _ADDED_MIN_REPEATS, _ADDED_MAX_REPEATS = 2.0, 15, 101
+
+
+def _time_added(runs, step):
     """On one thread: seconds each of ``runs[1:]`` (models with their optimizers) adds
     to a training step over ``runs[0]``'s. Their steps alternate (a change on the
-    machine meets them all); the median of the differences after a warm-up."""
+    machine meets them all); the median of the differences after a warm-up, as many
+    as fit in about _ADDED_BUDGET_SECONDS."""
     import time
     import torch
     added = [[] for _ in runs[1:]]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        for i in range(repeats + 1):
+        i, repeats = 0, _ADDED_MIN_REPEATS
+        while i <= repeats:
             took = []
             for m, opt in runs:
                 t0 = time.perf_counter()
@@ -187,9 +203,13 @@ def _time_added(runs, step, repeats=15):
                 opt.step()
                 opt.zero_grad(set_to_none=True)
                 took.append(time.perf_counter() - t0)
-            for k, t in enumerate(took[1:]):
-                if i > 0:
+            if i == 0:  # the warm-up: how many the budget holds
+                fit = int(_ADDED_BUDGET_SECONDS / max(sum(took), 1e-9))
+                repeats = max(_ADDED_MIN_REPEATS, min(_ADDED_MAX_REPEATS, fit))
+            else:
+                for k, t in enumerate(took[1:]):
                     added[k].append(t - took[0])
+            i += 1
     finally:
         torch.set_num_threads(threads)
     return [max(0.0, _median(a)) for a in added]
@@ -255,6 +275,8 @@ class _on_slowest_core:
     test machine one ran the example CNN's step 12-50 % slower than the other, while
     sgemm ran alike on both (docs/planner.md)."""
 
+    TURNS = 5  # each core's pace: the median of this many turns
+
     def __init__(self, step, pin):
         self.allowed = sorted(os.sched_getaffinity(0)) if pin and hasattr(os, "sched_setaffinity") else []
         self.step = step
@@ -262,11 +284,15 @@ class _on_slowest_core:
     def __enter__(self):
         if len(self.allowed) < 2:
             return None
-        paces = {}
+        paces = {core: [] for core in self.allowed}
         try:
-            for core in self.allowed:
-                os.sched_setaffinity(0, {core})
-                paces[core] = _time_step(self.step, repeats=10)[0]
+            # The cores in turn, a few times: a spell of the host's on one core (reads
+            # of 1.9-2.4 ms against 1.5 here) meets one turn, not the core's figure.
+            for _ in range(self.TURNS):
+                for core in self.allowed:
+                    os.sched_setaffinity(0, {core})
+                    paces[core].append(_time_step(self.step, repeats=5)[0])
+            paces = {core: _median(t) for core, t in paces.items()}
         except BaseException:
             os.sched_setaffinity(0, self.allowed)
             raise
@@ -281,7 +307,8 @@ class _on_slowest_core:
 
 
 def describe_module(module, example, name=None, optimizer_state_per_param=0, timed=True, optimizer=None,
-                    data_parallel=None, comm_hooks=None, slowest_core=True, loss=None, target=None):
+                    data_parallel=None, comm_hooks=None, slowest_core=True, loss=None, target=None,
+                    host_sharing=None):
     """The model as hostccl-plan reads it (a dict), from one forward pass on ``example``.
     ``timed``: also measure each layer's forward on one thread and the backward
     (shared out in proportion to the forwards), per sample: hostccl-plan then uses
@@ -306,12 +333,27 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     spec as hostccl-plan names it ("fp16", "bf16", "topk:0.01", "sign") -> a
     function(ddp, group) registering the DDP comm hook that trains with it; what each
     adds to a DDP step becomes ``compression_overhead_seconds[spec]``, which the
-    planner charges instead of its own codec rates."""
+    planner charges instead of its own codec rates. ``host_sharing`` (with ``timed``,
+    a module that trains): the ranks one host will run; that many spawned processes
+    train copies of the step beside each other under a process group of
+    ``data_parallel`` (default hostccl) and measure what they cost each other beyond
+    sharing the cores (``hostccl.sharing_probe``; the module, example, loss and
+    optimizer must pickle), as the model's ``host_sharing``: hostccl-plan uses it in
+    place of its own probe's for hosts of as many ranks on as many cores (a framework's
+    processes share a core far more dearly than the probe's sgemm threads)."""
     import torch
     if data_parallel is not None and data_parallel not in _DATA_PARALLEL_BACKENDS:
         raise ValueError("describe_module: data_parallel must be 'hostccl', 'hccl' or 'gloo', not %r" % (data_parallel,))
     if comm_hooks and (data_parallel is None or not timed):
         raise ValueError("describe_module: comm_hooks are timed under DDP: give data_parallel (and timed)")
+    if host_sharing is not None and (not timed or isinstance(host_sharing, bool) or not isinstance(host_sharing, int)
+                                     or host_sharing < 2):
+        raise ValueError("describe_module: host_sharing is a rank count of at least 2 (with timed), not %r" % (host_sharing,))
+    if host_sharing is not None and not any(p.requires_grad for p in module.parameters()):
+        raise ValueError("describe_module: host_sharing times training steps: the module has nothing to train")
+    if host_sharing is not None:
+        from hostccl.sharing_probe import require_picklable
+        require_picklable(module, example, loss, target, optimizer or _sgd_momentum)
     for compression in comm_hooks or {}:
         if not _is_compression(compression):
             raise ValueError("describe_module: comm_hooks: %r is not a compression hostccl-plan knows "
@@ -350,14 +392,16 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     spec = {"name": name or type(module).__name__, "dtype_bytes": int(dtype_bytes),
             "optimizer_state_per_param": optimizer_state_per_param, "layers": layers}
     if timed:
-        if optimizer is None:
-            optimizer = lambda params: torch.optim.SGD(params, lr=1e-3, momentum=0.9)  # noqa: E731
+        optimizer = optimizer or _sgd_momentum
         trains = any(p.requires_grad for p in module.parameters())
         step = _Step(module, example, loss, target, optimizer if trains else None)
         with _on_slowest_core(step, trains and slowest_core) as pace:
             _add_timings(spec, step, leaves, data_parallel, comm_hooks)
         if pace:
             spec["timed_on_core"] = pace
+        if host_sharing is not None:
+            from hostccl.sharing_probe import probe_host_sharing
+            spec["host_sharing"] = probe_host_sharing(step, host_sharing, backend=data_parallel or "hostccl")
     return spec
 
 

@@ -116,6 +116,42 @@ grep -q "^# cluster: .*; the hosts' cores pooled (one machine)$" "$dir/given.txt
     || fail "the plan file does not say the cores were pooled"
 /usr/bin/python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["cores_pooled"] is False' "$dir/launched.json" \
     || fail "a plan without --pooled-cores says the cores were pooled"
+# Measured with the model's own processes (the model file's host_sharing, as
+# hostccl.planner.describe_module(host_sharing=4) writes it): used for hosts of 4
+# ranks on 2 cores, converted as the probe's figures are; not for other hosts.
+$py - "$dir/mlp.json" "$dir/shared.json" 0.002 <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["host_sharing"] = {"ranks_per_host": 4, "cores": 2, "compute_slowdown": 2.0, "sync_base_seconds": float(sys.argv[3]),
+                     "sync_per_compute": 0.4, "sync_short_compute_seconds": 0.001, "sync_floor_seconds": 0.0015}
+json.dump(m, open(sys.argv[2], "w"))
+PY
+$py - "$dir/shared.json" "$dir/shared2.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["host_sharing"]["sync_base_seconds"] += 0.001
+json.dump(m, open(sys.argv[2], "w"))
+PY
+flat=(--global-batch 48 --hosts 1 --cores 2 --gflops 50 --elementwise-GBps 40)
+for f in shared shared2; do
+    "$plan" --model "$dir/$f.json" "${flat[@]}" --ranks-per-host 4 -o "$dir/$f.plan.json" > "$dir/$f.txt" \
+        || { cat "$dir/$f.txt"; fail "planning with the model's host sharing failed"; }
+done
+grep -qF "# ranks sharing a host compute 2.00x slower than alone (beyond sharing cores) (measured with the model's own processes: the model file's host_sharing)" \
+    "$dir/shared.txt" || { cat "$dir/shared.txt"; fail "the model's host sharing was not used"; }
+# Per second of the plan's compute (a rank's half core, 2x slower): 0.4 x 0.5 / 2; the
+# short interval's 1 ms on an idle core is 4 ms of it; no hand-off measured.
+grep -qE '^# crowded hosts \(4 ranks on 2 cores\): each collective costs [0-9.]+ us more between compute phases \(in full from 4000 us of compute since the last, [0-9.]+ us with none\) and 10.00 % of the compute since the last; a pipeline 0.0 us per hand-off' \
+    "$dir/shared.txt" || { cat "$dir/shared.txt"; fail "the model's sync costs were not converted as the probe's"; }
+# The op's own time comes off: 1 ms more measured is exactly 1 ms more charged.
+$py -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); d = b["sync_extra_us"] - a["sync_extra_us"]
+assert abs(d - 1000) < 1e-6 and 0 < a["sync_extra_us"] < 2000 and a["compute_slowdown"] == 2.0, (a["sync_extra_us"], d)' \
+    "$dir/shared.plan.json" "$dir/shared2.plan.json" || fail "the model's sync cost is not charged less the op"
+"$plan" --model "$dir/shared.json" "${flat[@]}" --ranks-per-host 4 --compute-slowdown 3 > "$dir/given3.txt" \
+    && grep -q '^# ranks sharing a host compute 3.00x slower' "$dir/given3.txt" \
+    || { cat "$dir/given3.txt"; fail "--compute-slowdown does not override the model's"; }
+"$plan" --model "$dir/shared.json" "${flat[@]}" --ranks-per-host 3 > "$dir/other.txt" \
+    && grep -q '^# ranks sharing a host compute 1.00x slower than alone (beyond sharing cores) (not measured)$' "$dir/other.txt" \
+    || { cat "$dir/other.txt"; fail "the model's sharing of 4 ranks was used for hosts of 3"; }
 rm -f "$dir/bad.json"
 if "$plan" --model "$dir/mlp.json" --global-batch 48 --sync-per-compute -1 -o "$dir/bad.json" > "$dir/bad.txt" 2>&1; then
     fail "a negative --sync-per-compute was accepted"

@@ -139,6 +139,59 @@ TEST(PlannerModel, CompressionOverheadsByCompressor) {
     EXPECT_EQ(modelJson(toyModel()).find("compression_overhead_seconds"), std::string::npos);  // none measured, none written
 }
 
+// What the model's own processes cost each other on one host: read with every field
+// required and named when wrong, written back, absent when not measured.
+TEST(PlannerModel, HostSharingMeasuredWithTheModel) {
+    const std::string layer = R"("layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}])";
+    const std::string sharing = R"("host_sharing": {"ranks_per_host": 8, "cores": 2, "compute_slowdown": 1.5,
+        "sync_base_seconds": 0.002, "sync_per_compute": 0.4, "sync_short_compute_seconds": 0.0014,
+        "sync_floor_seconds": 0.0006, "backend": "hostccl"}, )";
+    ModelSpec m;
+    std::string why;
+    ASSERT_TRUE(parseModel("{" + sharing + layer + "}", &m, &why)) << why;
+    EXPECT_EQ(m.hostSharing.ranksPerHost, 8u);
+    EXPECT_EQ(m.hostSharing.cores, 2.0);
+    const HostSharing& f = m.hostSharing.figures;
+    EXPECT_EQ(f.computeSlowdown, 1.5);
+    EXPECT_EQ(f.syncBase, 0.002);
+    EXPECT_EQ(f.syncPerCompute, 0.4);
+    EXPECT_EQ(f.syncShortCompute, 0.0014);
+    EXPECT_EQ(f.syncFloor, 0.0006);
+    EXPECT_EQ(f.handoff, 0.0);  // not measured by the model's processes
+    ModelSpec again;
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_EQ(again.hostSharing.ranksPerHost, 8u);
+    EXPECT_EQ(again.hostSharing.cores, 2.0);
+    EXPECT_EQ(again.hostSharing.figures.syncPerCompute, 0.4);
+    EXPECT_EQ(again.hostSharing.figures.syncFloor, 0.0006);
+    EXPECT_EQ(toyModel().hostSharing.ranksPerHost, 0u);
+    EXPECT_EQ(modelJson(toyModel()).find("host_sharing"), std::string::npos);  // none measured, none written
+
+    EXPECT_EQ(parseError(R"({"host_sharing": 8, )" + layer + "}"), "host_sharing: must be an object");
+    auto without = [&](const std::string& field) {
+        std::string text = "{" + sharing + layer + "}";
+        const size_t at = text.find("\"" + field + "\"");
+        text.erase(at, text.find(',', at) + 1 - at);
+        return parseError(text);
+    };
+    for (const char* field : {"ranks_per_host", "cores", "compute_slowdown", "sync_base_seconds", "sync_per_compute",
+                              "sync_short_compute_seconds", "sync_floor_seconds"})
+        EXPECT_EQ(without(field), std::string("host_sharing.") + field + ": missing");
+    auto with = [&](const std::string& from, const std::string& to) {
+        std::string text = "{" + sharing + layer + "}";
+        text.replace(text.find(from), from.size(), to);
+        return parseError(text);
+    };
+    EXPECT_EQ(with(R"("ranks_per_host": 8)", R"("ranks_per_host": 1)"), "host_sharing.ranks_per_host: must be at least 2 (got 1)");
+    EXPECT_EQ(with(R"("ranks_per_host": 8)", R"("ranks_per_host": 2.5)"),
+              "host_sharing.ranks_per_host: must be a whole number (got 2.5)");
+    EXPECT_EQ(with(R"("compute_slowdown": 1.5)", R"("compute_slowdown": 0.5)"),
+              "host_sharing.compute_slowdown: must be at least 1 (got 0.5)");
+    EXPECT_EQ(with(R"("sync_per_compute": 0.4)", R"("sync_per_compute": -0.4)"),
+              "host_sharing.sync_per_compute: must be at least 0 (got -0.4)");
+    EXPECT_EQ(with(R"("cores": 2)", R"("cores": "two")"), "host_sharing.cores: must be a number");
+}
+
 TEST(PlannerStages, MatchesBruteForce) {
     EXPECT_EQ(balancedStages({1, 1, 1, 1, 4}, 2), (std::vector<uint32_t>{0, 4}));
     EXPECT_EQ(balancedStages({3, 3, 3}, 3), (std::vector<uint32_t>{0, 1, 2}));

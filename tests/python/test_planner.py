@@ -172,11 +172,59 @@ def test_timed_on_the_slowest_core_and_the_affinity_restored(monkeypatch):
     def fake_step(step, repeats=15):
         cores = os.sched_getaffinity(0)
         pinned.append(sorted(cores))
+        if len(pinned) == 1:  # the first turn on the fastest core met a spell: one turn, not its figure
+            return 0.005, 0.0009, 0.0001
         return (0.002 if cores == {slow} else 0.001), 0.0009, 0.0001
     monkeypatch.setattr(planner, "_time_step", fake_step)
     spec = planner.describe_module(small(), torch.randn(4, 8))
     assert spec["timed_on_core"]["core"] == slow
     assert spec["timed_on_core"]["step_seconds"] == {str(c): (0.002 if c == slow else 0.001) for c in allowed}
-    assert pinned == [[c] for c in allowed] + [[slow]]  # each core in turn, then the timings on the slowest
+    # each core in turn, TURNS times, then the timings on the slowest
+    assert pinned == [[c] for c in allowed] * planner._on_slowest_core.TURNS + [[slow]]
     assert sorted(os.sched_getaffinity(0)) == allowed
     assert "timed_on_core" not in planner.describe_module(small(), torch.randn(4, 8), slowest_core=False)
+
+
+def test_host_sharing_figures_are_the_cpp_probes_arithmetic():
+    from hostccl import sharing_probe
+    alone = {"none": 0.0, "short": 0.002, "long": 0.008}      # a segment on an idle core
+    shared = {"none": 0.0, "short": 0.003, "long": 0.012}     # its CPU with every rank computing
+    per_sync = {"none": 0.0005, "short": 0.0014, "long": 0.004}
+    assert sharing_probe._figures(alone, shared, per_sync) == pytest.approx({
+        "compute_slowdown": 1.5,                 # 3 ms over 2 ms
+        "sync_per_compute": 0.5,                 # 4 ms a collective after 8 ms of compute
+        "sync_base_seconds": 0.0004,             # 1.4 ms after 2 ms, less 0.5 x 2 ms
+        "sync_short_compute_seconds": 0.002,
+        "sync_floor_seconds": 0.0005}, abs=1e-15)
+    # Never below "no cost": a faster shared round, a long interval cheaper than its line.
+    f = sharing_probe._figures(alone, {"none": 0, "short": 0.001, "long": 0}, {"none": 0, "short": 0.0001, "long": 0.004})
+    assert f["compute_slowdown"] == 1.0 and f["sync_base_seconds"] == 0.0
+
+
+def test_host_sharing_is_measured_by_the_models_own_processes_and_planned_with():
+    cores = len(os.sched_getaffinity(0))
+    spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="hostccl", host_sharing=2, slowest_core=False)
+    h = spec["host_sharing"]
+    assert (h["ranks_per_host"], h["cores"], h["backend"]) == (2, cores, "hostccl")
+    assert h["compute_slowdown"] >= 1.0
+    assert all(h[k] >= 0 for k in ("sync_base_seconds", "sync_per_compute", "sync_floor_seconds"))
+    assert 0 < h["sync_short_compute_seconds"] < 0.1  # one training step of a tiny module
+    # hostccl-plan takes it for hosts of 2 ranks on these cores, not for others.
+    cluster = ["--hosts", "1", "--cores", str(cores), "--gflops", "10", "--elementwise-GBps", "10", "--tp", "1"]
+    used = planner.plan(spec, global_batch=16, extra_args=cluster + ["--ranks-per-host", "2"])
+    assert used["compute_slowdown"] == pytest.approx(h["compute_slowdown"], rel=1e-12)
+    spec["host_sharing"]["compute_slowdown"] = 1.75
+    other = planner.plan(spec, global_batch=16, extra_args=cluster + ["--ranks-per-host", "4"])
+    assert other["compute_slowdown"] == 1.0
+
+
+def test_host_sharing_refuses_what_it_cannot_measure():
+    for bad in (1, 0, True, 2.5, "2"):
+        with pytest.raises(ValueError, match=r"host_sharing is a rank count of at least 2"):
+            planner.describe_module(small(), torch.randn(4, 8), host_sharing=bad)
+    frozen = small().requires_grad_(False)
+    with pytest.raises(ValueError, match=r"host_sharing times training steps: the module has nothing to train"):
+        planner.describe_module(frozen, torch.randn(4, 8), host_sharing=2)
+    with pytest.raises(ValueError, match=r"must be picklable \(they go to spawned processes\)"):
+        planner.describe_module(small(), torch.randn(4, 8), host_sharing=2,
+                                optimizer=lambda params: torch.optim.SGD(params, lr=0.1))

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -119,11 +120,36 @@ bool writeWhole(const std::string& path, const std::string& text) {
     return !ec;
 }
 
+// The model file's host sharing (measured with the model's own processes) where it
+// was measured for hosts like this cluster's: as many ranks on as many cores.
+bool modelSharingFits(const ModelSpec::MeasuredSharing& m, const sim::Platform& p) {
+    const double cores = p.cores() * p.coreSpeed;
+    return m.ranksPerHost == p.ranksPerHost && p.ranksPerHost > 1 && std::abs(m.cores - cores) <= 1e-6 * cores;
+}
+
+// The probe's raw figures as the cluster charges them.
+void applySharing(const HostSharing& h, Cluster* c) {
+    const sim::Platform& p = c->platform;
+    c->computeSlowdown = h.computeSlowdown;
+    CommEstimator comm(p, /*dataInCache=*/true);  // the probe's 64 KiB stay in cache
+    const GroupLayout host{1, p.ranksPerHost, 1};
+    const double op = comm.seconds(host, CollType::AllReduce, kSyncProbeBytes);
+    c->syncExtraSeconds = std::max(0.0, h.syncBase - op);
+    // Per second of the plan's compute, which counts a rank's share of a core.
+    c->syncExtraPerCompute = h.syncPerCompute * c->coreShare() / c->computeSlowdown;
+    // Below the short interval's compute the fixed part is not measured: from none
+    // (ranks that barely computed meet in step) up to it, in the plan's compute seconds.
+    c->syncRampSeconds = h.syncShortCompute * c->computeSlowdown / c->coreShare();
+    c->syncFloorSeconds = std::max(0.0, h.syncFloor - op);
+    c->handoffSeconds = h.handoff;
+}
+
 // How ranks sharing a host slow each other's compute and what a sync between
 // compute phases costs beyond its op: measured with the probe's thread ranks, or
 // under a launcher with the job's processes (every rank takes part; rank 0, the
-// `printer`, keeps the figures), or given.
-bool measureSharing(const Options& o, Cluster* c, bool printer, std::string* why) {
+// `printer`, keeps the figures), or from the model file (its own processes: they
+// replace the probe's but for the pipeline hand-off, which they do not measure), or given.
+bool measureSharing(const Options& o, const ModelSpec& model, Cluster* c, bool printer, std::string* why) {
     uint32_t rank, size, local;
     const bool launched = HostcclGetLauncherRank(&rank, &size, &local) == HCCL_SUCCESS && o.probeRanks == 0;
     const sim::Platform& p = c->platform;
@@ -131,26 +157,20 @@ bool measureSharing(const Options& o, Cluster* c, bool printer, std::string* why
     HostSharing h;
     if (probeHosts && !measureHostSharing(launched ? 0 : p.ranksPerHost, p.cores() * p.coreSpeed, &h, why)) return false;
     if (!printer) return true;
-    if (probeHosts) {
-        c->computeSlowdown = h.computeSlowdown;
-        CommEstimator comm(p, /*dataInCache=*/true);  // the probe's 64 KiB stay in cache
-        const GroupLayout host{1, p.ranksPerHost, 1};
-        c->syncExtraSeconds = std::max(0.0, h.syncBase - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
-        // Per second of the plan's compute, which counts a rank's share of a core.
-        c->syncExtraPerCompute = h.syncPerCompute * c->coreShare() / c->computeSlowdown;
-        // Below the short interval's compute the fixed part is not measured: from none
-        // (ranks that barely computed meet in step) up to it, in the plan's compute seconds.
-        c->syncRampSeconds = h.syncShortCompute * c->computeSlowdown / c->coreShare();
-        c->syncFloorSeconds = std::max(0.0, h.syncFloor - comm.seconds(host, CollType::AllReduce, kSyncProbeBytes));
-        c->handoffSeconds = h.handoff;
+    c->sharingFromModel = modelSharingFits(model.hostSharing, p);
+    if (c->sharingFromModel) {
+        const double handoff = h.handoff;
+        h = model.hostSharing.figures;
+        h.handoff = handoff;
     }
+    if (probeHosts || c->sharingFromModel) applySharing(h, c);
     if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
     if (o.syncPerCompute >= 0) c->syncExtraPerCompute = o.syncPerCompute;
     if (o.handoffUs >= 0) c->handoffSeconds = o.handoffUs * 1e-6;
     if (o.syncRampUs >= 0) c->syncRampSeconds = o.syncRampUs * 1e-6;
     if (o.syncFloorUs >= 0) c->syncFloorSeconds = o.syncFloorUs * 1e-6;
     if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
-    c->sharingKnown = probeHosts || o.slowdown >= 1;
+    c->sharingKnown = probeHosts || c->sharingFromModel || o.slowdown >= 1;
     c->coresPooled = o.pooledCores;
     return true;
 }
@@ -213,7 +233,9 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
                 c.coresPooled ? "; the hosts' cores pooled (one machine)" : "", c.gemm.summary().c_str(),
                 c.elementwise.summary("element-wise on one core", "GB/s", "MB").c_str());
     std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s\n", c.computeSlowdown,
-                c.sharingKnown ? "" : " (not measured)");
+                c.sharingFromModel ? " (measured with the model's own processes: the model file's host_sharing)"
+                : c.sharingKnown   ? ""
+                                   : " (not measured)");
     if (c.codecs.measured)
         std::printf("# compressors on one core: sign %.2f ns an entry + %.2f per rank; top-k %.2f ns an entry + %.2f "
                     "per received pair\n",
@@ -312,7 +334,7 @@ int main(int argc, char** argv) {
                                    sim::applyOverrides(o, &c.platform, &why)
                              : sim::resolvePlatform(o, &c.platform, &why));
     if (!ok) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 2;
-    if (!measureSharing(o, &c, printer, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 1;
+    if (!measureSharing(o, w.model, &c, printer, &why)) return std::fprintf(stderr, "hostccl-plan: %s\n", why.c_str()), 1;
     if (!printer) return 0;  // under a launcher, rank 0 plans
     c.gemm = o.gflops > 0 ? GemmTimer::flat(o.gflops * 1e9) : GemmTimer::measured();
     c.elementwise = o.elementwiseGBps > 0 ? ComputeRate(o.elementwiseGBps * 1e9) : measureElementwiseRate();

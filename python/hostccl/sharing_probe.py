@@ -1,0 +1,168 @@
+"""How a model's ranks sharing one host slow each other: hostccl-plan's crowded-host
+probe (planner/crowding_probe.cc) run with the model's own processes.
+
+hostccl-plan's probe times sgemm segments and allreduces on thread ranks (or, under a
+launcher, on the job's C++ processes). A framework's ranks are heavier to share a core
+among: eight PyTorch processes of the example CNN on 2 cores, each step synced, spent
+2.2x the CPU a step takes alone (the thread ranks read 1.03-1.08x), and a collective
+between their steps cost far more than between the probe's sgemms (docs/planner.md).
+Here ``ranks`` processes, each training a copy of the model under a process group of
+``backend``, run the same measurement with the model's training step as the compute:
+
+- the compute slowdown: a step's CPU time while every rank trains, each step followed
+  by an allreduce (the median round), over its time alone (the best round);
+- what a collective costs between compute phases: each round's wall time beyond the
+  CPU its steps took spread over the cores, per collective, after no compute, one step
+  and four steps (the fixed part, the part per second of compute, the cost with none).
+
+The figures are hostccl-plan's raw probe figures (``host_sharing`` in the model file);
+the planner takes the op's own time out as it does for its own probe.
+"""
+
+import json
+import os
+import socket
+import tempfile
+
+# Rounds of each interval, alternating, so a change on the host meets them all alike.
+_ROUNDS = 8
+# (name, training steps per segment, segments per round): none, one and four steps
+# between collectives (the C++ probe: none, about 1 ms and 5 ms of sgemm). Long
+# rounds: a round's cost per collective carries how the scheduler left the ranks
+# spread over the cores when it began (8 ranks of the example CNN, 20 and 8 segments:
+# one step's collective read 2.5-6.7 ms round to round, a high short round beside a
+# low long one; probes read it 2.5-4.7 ms and 1.2-3.0 ms fixed, even with 16 rounds;
+# with 40 and 16 segments three probes read 4.0-4.4 ms and 2.6 ms).
+_INTERVALS = (("none", 0, 40), ("short", 1, 40), ("long", 4, 16))
+_SYNC_FLOATS = (64 << 10) // 4  # the C++ probe's message: 64 KiB (kSyncProbeBytes)
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class _Rank:
+    """One process's part: a copy of the model training on the example, the group, and
+    the CPU its steps took since the last take()."""
+
+    def __init__(self, step):
+        import time
+        import torch
+        import torch.distributed as dist
+        self.time, self.torch, self.dist = time, torch, dist
+        self.step, self.model = step, step.module
+        self.opt = step.optimizer(self.model.parameters())
+        self.data = torch.ones(_SYNC_FLOATS)
+        self.cpu = 0.0
+
+    def train(self, steps):
+        began = self.time.thread_time()  # CPU backward runs on the calling thread
+        for _ in range(steps):
+            self.step.criterion(self.model(self.step.example)).backward()
+            self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+        self.cpu += self.time.thread_time() - began
+
+    def segments(self, steps, count):
+        for _ in range(count):
+            self.train(steps)
+            self.dist.all_reduce(self.data)
+
+    def reduce(self, value, op):
+        t = self.torch.tensor([value], dtype=self.torch.float64)
+        self.dist.all_reduce(t, op=op)
+        return float(t[0])
+
+    def together(self, steps, count):
+        """Wall seconds for every rank's segments from a common start (the slowest
+        rank's), and the CPU seconds their steps took, summed over the ranks."""
+        self.dist.barrier()
+        self.cpu = 0.0
+        t0 = self.time.perf_counter()
+        self.segments(steps, count)
+        wall = self.time.perf_counter() - t0
+        return self.reduce(wall, self.dist.ReduceOp.MAX), self.reduce(self.cpu, self.dist.ReduceOp.SUM)
+
+    def alone(self, steps):
+        """Wall seconds for rank 0's `steps` with the others waiting."""
+        self.dist.barrier()
+        t0 = self.time.perf_counter()
+        if self.dist.get_rank() == 0:
+            self.train(steps)
+        wall = self.time.perf_counter() - t0
+        return self.reduce(wall, self.dist.ReduceOp.MAX)
+
+
+def _measure(rank, ranks, cores):
+    """The intervals' figures as the C++ probe keeps them: per segment, the best time
+    alone, the median shared CPU time, the mean cost a collective adds."""
+    import statistics
+    rank.segments(1, 5)  # warm: links, pages, the allocator
+    alone = {name: float("inf") for name, _, _ in _INTERVALS}
+    shared = {name: [] for name, _, _ in _INTERVALS}
+    per_sync = {name: 0.0 for name, _, _ in _INTERVALS}
+    for _ in range(_ROUNDS):
+        for name, steps, count in _INTERVALS:
+            alone[name] = min(alone[name], rank.alone(steps * count) / count)
+            wall, cpu = rank.together(steps, count)
+            shared[name].append(cpu / ranks / count)
+            per_sync[name] += (wall - cpu / min(cores, ranks)) / count / _ROUNDS
+    return alone, {k: statistics.median(v) for k, v in shared.items()}, per_sync
+
+
+def _figures(alone, shared, per_sync):
+    """hostccl-plan's raw probe figures (planner/crowding_probe.h, HostSharing)."""
+    per_compute = max(0.0, per_sync["long"] / alone["long"])
+    return {"compute_slowdown": max(1.0, shared["short"] / alone["short"]),
+            "sync_base_seconds": max(0.0, per_sync["short"] - per_compute * alone["short"]),
+            "sync_per_compute": per_compute,
+            "sync_short_compute_seconds": alone["short"],
+            "sync_floor_seconds": per_sync["none"]}
+
+
+def _probe_process(index, ranks, cores, backend, port, step, out):
+    import torch
+    import torch.distributed as dist
+    torch.set_num_threads(1)  # a rank per core's share, as the training ranks
+    if backend in ("hostccl", "hccl"):
+        import hostccl.torch  # noqa: F401  registers the backend
+    dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=index, world_size=ranks)
+    try:
+        result = _figures(*_measure(_Rank(step), ranks, cores))
+        if index == 0:
+            with open(out, "w") as f:
+                json.dump(result, f)
+    finally:
+        dist.destroy_process_group()
+
+
+def require_picklable(*parts):
+    """ValueError unless ``parts`` (the step's module, example, loss, target, optimizer)
+    pickle: the probe's processes are spawned and get them so."""
+    import pickle
+    try:
+        pickle.dumps(parts)
+    except Exception as e:
+        raise ValueError("host sharing: the module, example, loss and optimizer must be picklable "
+                         "(they go to spawned processes): %s" % e) from e
+
+
+def probe_host_sharing(step, ranks, cores=None, backend="hostccl"):
+    """The model file's ``host_sharing``: ``ranks`` processes of ``step`` (planner._Step,
+    picklable: they are spawned) on this host's ``cores`` (default: the cores this
+    process may use), under ``backend``."""
+    import torch.multiprocessing as mp
+    cores = cores or len(os.sched_getaffinity(0))
+    if ranks < 2:
+        raise ValueError("host sharing: needs at least 2 ranks, not %d" % ranks)
+    require_picklable(step.module, step.example, step.loss, step.target, step.optimizer)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "sharing.json")
+        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, out),
+                           nprocs=ranks, join=True, start_method="spawn")
+        with open(out) as f:
+            figures = json.load(f)
+    figures.update({"ranks_per_host": ranks, "cores": cores, "backend": backend})
+    return figures
