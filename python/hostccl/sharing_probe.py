@@ -45,7 +45,7 @@ def _free_port():
 
 class _Rank:
     """One process's part: a copy of the model training on the example, the group, and
-    the CPU its steps took since the last take()."""
+    the CPU its steps took (``cpu``, from the start of the last ``together``)."""
 
     def __init__(self, step):
         import time

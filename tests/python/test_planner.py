@@ -209,11 +209,12 @@ def test_host_sharing_is_measured_by_the_models_own_processes_and_planned_with()
     assert h["compute_slowdown"] >= 1.0
     assert all(h[k] >= 0 for k in ("sync_base_seconds", "sync_per_compute", "sync_floor_seconds"))
     assert 0 < h["sync_short_compute_seconds"] < 0.1  # one training step of a tiny module
-    # hostccl-plan takes it for hosts of 2 ranks on these cores, not for others.
+    # hostccl-plan takes it for hosts of 2 ranks on these cores, not for others (a
+    # figure no probe here would read, so that its use shows).
+    h["compute_slowdown"] = 1.75
     cluster = ["--hosts", "1", "--cores", str(cores), "--gflops", "10", "--elementwise-GBps", "10", "--tp", "1"]
     used = planner.plan(spec, global_batch=16, extra_args=cluster + ["--ranks-per-host", "2"])
-    assert used["compute_slowdown"] == pytest.approx(h["compute_slowdown"], rel=1e-12)
-    spec["host_sharing"]["compute_slowdown"] = 1.75
+    assert used["compute_slowdown"] == 1.75
     other = planner.plan(spec, global_batch=16, extra_args=cluster + ["--ranks-per-host", "4"])
     assert other["compute_slowdown"] == 1.0
 
