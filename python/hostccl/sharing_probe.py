@@ -125,12 +125,16 @@ def _figures(alone, shared, per_sync):
 
 
 def _probe_process(index, ranks, cores, backend, port, step, out):
+    from datetime import timedelta
     import torch
     import torch.distributed as dist
     torch.set_num_threads(1)  # a rank per core's share, as the training ranks
     if backend in ("hostccl", "hccl"):
         import hostccl.torch  # noqa: F401  registers the backend
-    dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=index, world_size=ranks)
+    # A bounded wait: a process that failed to start leaves the others waiting here
+    # (torch's default is 30 minutes).
+    dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=index, world_size=ranks,
+                            timeout=timedelta(seconds=120))
     try:
         result = _figures(*_measure(_Rank(step), ranks, cores))
         if index == 0:
