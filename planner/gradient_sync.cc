@@ -78,7 +78,8 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     const bool codecsMeasured = o.codecs.measured && o.onRank;
     // The compressor measured as a framework's hook runs it on one rank: the plain
     // path's passes (it was timed against them), half its work at launch and half at
-    // finish, and (below) the other ranks' payloads decoded at the codec rates.
+    // finish, and (below) the other ranks' payloads decoded at the codec rates, but
+    // where it was measured with the host's ranks all training (that is in it).
     const bool hooked = o.hookSecondsPerByte >= 0 && o.onRank && o.compression.kind != Compression::None;
     const uint64_t elems = bytes / 4;
     BucketCost c;
@@ -87,7 +88,8 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     c.finish = passes(2);                      // and the average copied back
     c.collective = o.perCollective;
     if (hooked) {
-        const double half = o.onRank(o.hookSecondsPerByte * double(bytes)) / 2;
+        const double hook = o.hookSecondsPerByte * double(bytes);
+        const double half = (o.hookMeasuredHere ? hook : o.onRank(hook)) / 2;
         c.launch += half + passes(2);  // and the 1/n scaling pass
         c.finish += half;
     }
@@ -120,7 +122,7 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
             // residual add and selection; then every rank's entries added in
             const CodecRates& r = o.codecs;
             if (hooked) {
-                if (codecsMeasured) c.finish += o.onRank(r.topkDecodePair * double(n - 1) * double(k));
+                if (codecsMeasured && !o.hookMeasuredHere) c.finish += o.onRank(r.topkDecodePair * double(n - 1) * double(k));
             } else if (codecsMeasured) {
                 c.launch += o.onRank(r.topkEncode * double(elems));
                 c.finish += o.onRank(r.topkDecodePass * double(elems) + r.topkDecodePair * double(n) * double(k));
@@ -135,7 +137,8 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
             allGather(4 + (elems + 7) / 8);
             // residual add, signs and scale; then n ranks' signs expanded and added
             if (hooked) {
-                if (codecsMeasured) c.finish += o.onRank(o.codecs.signDecodePerRank * double(n - 1) * double(elems));
+                if (codecsMeasured && !o.hookMeasuredHere)
+                    c.finish += o.onRank(o.codecs.signDecodePerRank * double(n - 1) * double(elems));
             } else if (codecsMeasured) {
                 c.launch += o.onRank(o.codecs.signEncode * double(elems));
                 c.finish += o.onRank(o.codecs.signDecodePerRank * double(n) * double(elems));

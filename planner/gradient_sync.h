@@ -55,6 +55,9 @@ struct SyncOptions {
     // one rank (< 0: not measured). Half is charged at launch, half at finish; the
     // other ranks' payloads decoded come on top at the codec rates.
     double hookSecondsPerByte = -1;
+    // ... measured as wall time on this cluster's hosts with all their ranks training
+    // (ModelSpec::MeasuredSharing): charged as it is, the others' payloads included.
+    bool hookMeasuredHere = false;
 };
 
 struct SyncResult {

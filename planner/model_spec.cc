@@ -113,27 +113,33 @@ double ModelSpec::forwardFlopsPerSample() const {
     return f;
 }
 
-double ModelSpec::compressionOverhead(const std::string& spec) const {
+double compressionOverheadFor(const std::map<std::string, double>& measured, const std::string& spec) {
     Compression want, have;
     std::string unused;
     if (!parseCompression(spec, &want, &unused)) return -1;
-    for (const auto& [key, seconds] : compressionOverheadSeconds)
+    for (const auto& [key, seconds] : measured)
         if (parseCompression(key, &have, &unused) && have.kind == want.kind &&
             (want.kind != Compression::TopK || have.ratio == want.ratio))
             return seconds;
     return -1;
 }
 
+double ModelSpec::compressionOverhead(const std::string& spec) const {
+    return compressionOverheadFor(compressionOverheadSeconds, spec);
+}
+
 namespace {
 
-// "compression_overhead_seconds": {spec: seconds >= 0}, each spec a compressor the
-// planner knows (not "none": DDP's plain allreduce is what it is measured against).
-bool parseCompressionOverheads(Reader& r, const json& doc, ModelSpec* m) {
-    const json* o = r.field(doc, "compression_overhead_seconds", "compression_overhead_seconds", false);
+// "compression_overhead_seconds" of `obj` (the model, or its host_sharing at `at`):
+// {spec: seconds >= 0}, each spec a compressor the planner knows (not "none": DDP's
+// plain allreduce is what it is measured against).
+bool parseCompressionOverheads(Reader& r, const json& obj, const std::string& at, std::map<std::string, double>* out) {
+    const std::string path = at.empty() ? "compression_overhead_seconds" : at + ".compression_overhead_seconds";
+    const json* o = r.field(obj, path, "compression_overhead_seconds", false);
     if (o == nullptr) return true;
-    if (!o->is_object()) return r.fail("compression_overhead_seconds: must be an object of compression -> seconds");
+    if (!o->is_object()) return r.fail(path + ": must be an object of compression -> seconds");
     for (const auto& [key, value] : o->items()) {
-        const std::string where = "compression_overhead_seconds." + key;
+        const std::string where = path + "." + key;
         Compression c;
         std::string bad;
         if (!parseCompression(key, &c, &bad) || c.kind == Compression::None)
@@ -141,13 +147,14 @@ bool parseCompressionOverheads(Reader& r, const json& doc, ModelSpec* m) {
                                       bad.empty() ? "" : ": " + bad));
         if (!value.is_number() || value.get<double>() < 0)
             return r.fail(fmt::format("{}: must be a number >= 0", where));
-        m->compressionOverheadSeconds[key] = value.get<double>();
+        (*out)[key] = value.get<double>();
     }
     return true;
 }
 
 // "host_sharing": {ranks_per_host, cores, compute_slowdown, sync_base_seconds,
-// sync_per_compute, sync_short_compute_seconds, sync_floor_seconds}, all required.
+// sync_per_compute, sync_short_compute_seconds, sync_floor_seconds}, all required;
+// compression_overhead_seconds optional.
 bool parseHostSharing(Reader& r, const json& doc, ModelSpec* m) {
     const json* o = r.field(doc, "host_sharing", "host_sharing", false);
     if (o == nullptr) return true;
@@ -161,7 +168,8 @@ bool parseHostSharing(Reader& r, const json& doc, ModelSpec* m) {
         !r.number(*o, at, "sync_base_seconds", true, 0, false, &f.syncBase) ||
         !r.number(*o, at, "sync_per_compute", true, 0, false, &f.syncPerCompute) ||
         !r.number(*o, at, "sync_short_compute_seconds", true, 0, false, &f.syncShortCompute) ||
-        !r.number(*o, at, "sync_floor_seconds", true, 0, false, &f.syncFloor))
+        !r.number(*o, at, "sync_floor_seconds", true, 0, false, &f.syncFloor) ||
+        !parseCompressionOverheads(r, *o, at, &s.compressionOverheadSeconds))
         return false;
     if (ranks > 1e6) return r.fail(fmt::format("host_sharing.ranks_per_host: must be at most 1000000 (got {})", ranks));
     s.ranksPerHost = static_cast<uint32_t>(ranks);
@@ -187,7 +195,7 @@ bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
         !r.number(doc, "", "step_overhead_seconds", false, 0, false, &m.stepOverheadSeconds) ||
         !r.number(doc, "", "micro_batch_overhead_seconds", false, 0, false, &m.microBatchOverheadSeconds))
         return false;
-    if (!parseCompressionOverheads(r, doc, &m) || !parseHostSharing(r, doc, &m)) return false;
+    if (!parseCompressionOverheads(r, doc, "", &m.compressionOverheadSeconds) || !parseHostSharing(r, doc, &m)) return false;
     if (dtype > 16) return r.fail(fmt::format("dtype_bytes: must be 1-16 (got {})", dtype));
     m.dtypeBytes = static_cast<uint32_t>(dtype);
     m.optimizerStatePerParam = state;
@@ -242,6 +250,8 @@ std::string modelJson(const ModelSpec& m) {
                                {"sync_per_compute", f.syncPerCompute},
                                {"sync_short_compute_seconds", f.syncShortCompute},
                                {"sync_floor_seconds", f.syncFloor}};
+        if (!m.hostSharing.compressionOverheadSeconds.empty())
+            doc["host_sharing"]["compression_overhead_seconds"] = m.hostSharing.compressionOverheadSeconds;
     }
     return doc.dump(2) + "\n";
 }

@@ -40,6 +40,10 @@ struct LayerSpec {
     bool split() const { return tp != TpSplit::Replicated; }
 };
 
+// `measured[spec]` for the compressor `spec` names, however written ("topk:0.010" is
+// "topk:0.01"), or -1: not measured.
+double compressionOverheadFor(const std::map<std::string, double>& measured, const std::string& spec);
+
 struct ModelSpec {
     std::string name;
     uint32_t dtypeBytes = 4;               // parameters, gradients and activations
@@ -66,6 +70,14 @@ struct ModelSpec {
         uint32_t ranksPerHost = 0;
         double cores = 0;
         HostSharing figures;
+        // Wall seconds a DDP step takes more there when its gradients go through a
+        // compressor's comm hook than through the plain allreduce, every rank training
+        // (by spec; may be empty): the hook's own work at the ranks' share of the cores,
+        // decoding the others' payloads and the extra waits for its callbacks included.
+        std::map<std::string, double> compressionOverheadSeconds;
+        double compressionOverhead(const std::string& spec) const {
+            return compressionOverheadFor(compressionOverheadSeconds, spec);
+        }
     } hostSharing;
     std::vector<LayerSpec> layers;         // forward order
 
@@ -73,8 +85,7 @@ struct ModelSpec {
     // The most pipeline stages the layers can be cut into.
     uint32_t maxStages() const;
     double forwardFlopsPerSample() const;
-    // compressionOverheadSeconds for `spec` (the same compressor however written:
-    // "topk:0.010" is "topk:0.01"), or -1: not measured.
+    // compressionOverheadSeconds for `spec` (compressionOverheadFor), or -1: not measured.
     double compressionOverhead(const std::string& spec) const;
 };
 

@@ -274,7 +274,11 @@ SyncOptions syncOptions(const Workload& w, const Cluster& c, const Plan& p) {
     so.perCollective = c.syncFixed();
     so.codecs = c.codecs;
     so.onRank = [&c](double idle) { return c.computeSeconds(idle); };
-    const double hook = w.model.compressionOverhead(p.compression);  // the whole model's fp32 gradients
+    // The whole model's fp32 gradients through the hook: measured by the model's own
+    // processes sharing a host like this cluster's, or else on one idle core.
+    const double shared = c.sharingFromModel ? w.model.hostSharing.compressionOverhead(p.compression) : -1;
+    const double hook = shared >= 0 ? shared : w.model.compressionOverhead(p.compression);
+    so.hookMeasuredHere = shared >= 0;
     if (hook >= 0) so.hookSecondsPerByte = hook / (4.0 * double(std::max<uint64_t>(1, w.model.parameterCount())));
     return so;
 }

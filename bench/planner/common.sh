@@ -13,6 +13,20 @@ for r in top + sorted(set(spread)):
 PY
 }
 
+# described MODEL_FILE: what hostccl.planner.describe_module measured, one line, so
+# that a slow spell of the machine during it shows in the log.
+described() {
+    $py - "$1" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+core = m.get("timed_on_core", {})
+steps = ", ".join("core %s %.2f ms" % (c, t * 1e3) for c, t in sorted(core.get("step_seconds", {}).items()))
+print("# described: a step %s (timed on core %s); step overhead %.3f ms, micro-batch overhead %.3f ms; host sharing %s"
+      % (steps or "not timed per core", core.get("core", "-"), m.get("step_overhead_seconds", 0) * 1e3,
+         m.get("micro_batch_overhead_seconds", 0) * 1e3, json.dumps(m.get("host_sharing"))))
+PY
+}
+
 # plan_row PLAN_FILE RANK TIMES...: "| rank | label | predicted | median | runs | error |"
 plan_row() {
     $py - "$@" <<'PY'

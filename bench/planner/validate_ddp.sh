@@ -32,16 +32,7 @@ trap 'rm -rf "$dir"' EXIT
 sharing=()
 [ "$ranks" -lt 2 ] || sharing=(--host-sharing "$ranks")  # what the ranks cost each other, measured with the model's processes
 "$py" "$example" --describe-model "$dir/cnn.json" --width "$width" --batch $((batch / ranks)) "${sharing[@]}"
-# What the description measured, so a slow spell of the machine during it shows in the log.
-"$py" - "$dir/cnn.json" <<'PY'
-import json, sys
-m = json.load(open(sys.argv[1]))
-core = m.get("timed_on_core", {})
-steps = ", ".join("core %s %.2f ms" % (c, t * 1e3) for c, t in sorted(core.get("step_seconds", {}).items()))
-print("# described: a step %s (timed on core %s); step overhead %.3f ms, micro-batch overhead %.3f ms; host sharing %s"
-      % (steps or "not timed per core", core.get("core", "-"), m.get("step_overhead_seconds", 0) * 1e3,
-         m.get("micro_batch_overhead_seconds", 0) * 1e3, json.dumps(m.get("host_sharing"))))
-PY
+described "$dir/cnn.json"
 "$plan" --model "$dir/cnn.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --tp 1 --pp 1 --overlap on \
     --top 10 -o "$dir/plan.json"  # the top 10 with their parts beside the measured table
 step_ms() {

@@ -8,7 +8,8 @@
 # their part of this machine's cores; then the first 5 plans and 5 spread over the
 # rest run 3 times each, as bench/planner/validate.sh does on one host. With
 # --example ddp the model is the PyTorch DDP example's CNN (described with its loss and
-# comm hooks, planned --tp 1 --pp 1 --overlap on, trained with --plan; global batch 64
+# comm hooks and, with as many of its processes as the job, what they cost each other
+# on these cores; planned --tp 1 --pp 1 --overlap on, trained with --plan; global batch 64
 # unless given), as bench/planner/validate_ddp.sh does on one host. Needs root (ip
 # netns, tc).
 #   bash bench/planner/validate_hosts.sh [--hosts 2] [--rate 1gbit] [--per-host 2] [--batch 256] [--steps 15] [--runs 3]
@@ -59,7 +60,10 @@ onHosts() {
 }
 
 if [ "$example" = ddp ]; then
-    "$py" "$ddp" --describe-model "$dir/model.json" "${model[@]}" --batch $((batch / n)) || exit 1
+    # The job's torch processes share this machine's cores (the hosts pool them):
+    # what they cost each other is measured with as many of the model's processes.
+    "$py" "$ddp" --describe-model "$dir/model.json" "${model[@]}" --batch $((batch / n)) --host-sharing "$n" || exit 1
+    described "$dir/model.json"
 else
     "$mlp" --describe-model "$dir/model.json" "${model[@]}"
 fi

@@ -92,11 +92,22 @@ def register_hook(ddp, name, backend, group=None):
     return None
 
 
+class PlannedHook:
+    """register_hook for one --hook NAME as a function(ddp, group); an object, not a
+    lambda, so that describe_module's host-sharing processes (spawned) get it."""
+
+    def __init__(self, name, backend):
+        self.name, self.backend = name, backend
+
+    def __call__(self, ddp, group):
+        return register_hook(ddp, self.name, self.backend, group)
+
+
 def planned_hooks(backend):
     """The compressions hostccl-plan tries, as this example trains them: for
     describe_module to time each DDP comm hook (top-k and sign are hostccl's)."""
     names = ["fp16", "bf16"] + (["topk:0.01", "sign"] if backend != "gloo" else [])
-    return {name: (lambda ddp, group, name=name: register_hook(ddp, name, backend, group)) for name in names}
+    return {name: PlannedHook(name, backend) for name in names}
 
 
 def local_world(world):

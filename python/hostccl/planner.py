@@ -340,7 +340,10 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     sharing the cores (``hostccl.sharing_probe``; the module, example, loss and
     optimizer must pickle), as the model's ``host_sharing``: hostccl-plan uses it in
     place of its own probe's for hosts of as many ranks on as many cores (a framework's
-    processes share a core far more dearly than the probe's sgemm threads)."""
+    processes share a core far more dearly than the probe's sgemm threads); with
+    ``comm_hooks`` (which must pickle too: objects or module-level functions, not
+    lambdas) also what each adds to a DDP step there, every rank training, which the
+    planner charges there instead of ``compression_overhead_seconds``."""
     import torch
     if data_parallel is not None and data_parallel not in _DATA_PARALLEL_BACKENDS:
         raise ValueError("describe_module: data_parallel must be 'hostccl', 'hccl' or 'gloo', not %r" % (data_parallel,))
@@ -353,7 +356,7 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
         raise ValueError("describe_module: host_sharing times training steps: the module has nothing to train")
     if host_sharing is not None:
         from hostccl.sharing_probe import require_picklable
-        require_picklable(module, example, loss, target, optimizer or _sgd_momentum)
+        require_picklable(module, example, loss, target, optimizer or _sgd_momentum, comm_hooks)
     for compression in comm_hooks or {}:
         if not _is_compression(compression):
             raise ValueError("describe_module: comm_hooks: %r is not a compression hostccl-plan knows "
@@ -401,7 +404,8 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
             spec["timed_on_core"] = pace
         if host_sharing is not None:
             from hostccl.sharing_probe import probe_host_sharing
-            spec["host_sharing"] = probe_host_sharing(step, host_sharing, backend=data_parallel or "hostccl")
+            spec["host_sharing"] = probe_host_sharing(step, host_sharing, backend=data_parallel or "hostccl",
+                                                      comm_hooks=comm_hooks)
     return spec
 
 

@@ -15,6 +15,11 @@ Here ``ranks`` processes, each training a copy of the model under a process grou
   CPU its steps took spread over the cores, per collective, after no compute, one step
   and four steps (the fixed part, the part per second of compute, the cost with none).
 
+With ``comm_hooks`` (compression spec -> a picklable function(ddp, group) registering
+the DDP comm hook that trains with it), also what each hook adds to a DDP step there
+with every rank training: on one idle core the example's bf16 hook adds 0.1 ms a step,
+while at 4 and 8 ranks on 2 cores DDP steps with it took 2 ms longer than without.
+
 Its cost grows with the step: each rank trains 8 x 104 steps beside the others and rank 0
 as many alone (20 s at 8 ranks on 2 cores for the example's 1.4 ms step, spawning included).
 The figures are hostccl-plan's raw probe figures (``host_sharing`` in the model file);
@@ -37,6 +42,12 @@ _ROUNDS = 8
 # with 40 and 16 segments three probes read 4.0-4.4 ms and 2.6 ms).
 _INTERVALS = (("none", 0, 40), ("short", 1, 40), ("long", 4, 16))
 _SYNC_FLOATS = (64 << 10) // 4  # the C++ probe's message: 64 KiB (kSyncProbeBytes)
+# The comm hooks: DDP steps with each hook and with none, one step of each in turn
+# (every rank steps the same models in the same order), this many turns at most, as
+# many as fit in _HOOK_BUDGET_SECONDS. A step of 8 ranks on 2 cores varies by a few ms
+# with how the scheduler left them; in rounds of 12 steps of one model at a time,
+# fp16's hook read 0.3-4.5 ms a step in three probes.
+_HOOK_TURNS, _HOOK_MIN_TURNS, _HOOK_BUDGET_SECONDS = 120, 30, 12.0
 
 
 def _free_port():
@@ -87,6 +98,21 @@ class _Rank:
         wall = self.time.perf_counter() - t0
         return self.reduce(wall, self.dist.ReduceOp.MAX), self.reduce(self.cpu, self.dist.ReduceOp.SUM)
 
+    def turn(self, runs):
+        """One training step of each (DDP model, optimizer) of `runs` in turn: each
+        one's wall seconds on this rank, from the end of the one before (a DDP step
+        ends when every rank's gradients are in)."""
+        took = []
+        t0 = self.time.perf_counter()
+        for model, opt in runs:
+            self.step.criterion(model(self.step.example)).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+            t1 = self.time.perf_counter()
+            took.append(t1 - t0)
+            t0 = t1
+        return took
+
     def alone(self, steps):
         """Wall seconds for rank 0's `steps` with the others waiting."""
         self.dist.barrier()
@@ -114,6 +140,35 @@ def _measure(rank, ranks, cores):
     return alone, {k: statistics.median(v) for k, v in shared.items()}, per_sync
 
 
+def _hooks_added(rank, comm_hooks):
+    """Wall seconds each of ``comm_hooks`` (spec -> function(ddp, group)) adds to a DDP
+    step of the model over the ranks' group, every rank training: steps of DDP
+    without a hook and with each in turn; the median over turns of each hook's step
+    less the plain one's in the same turn, averaged over the ranks."""
+    import copy
+    import statistics
+    from torch.nn.parallel import DistributedDataParallel
+
+    def ddp(register=None):
+        m = DistributedDataParallel(copy.deepcopy(rank.model))
+        if register is not None:
+            register(m, None)  # None: the default group, these ranks
+        return m, rank.step.optimizer(m.parameters())
+    hooks = sorted(comm_hooks.items())
+    runs = [ddp()] + [ddp(register) for _, register in hooks]
+    warm = rank.turn(runs)  # buckets, the hooks' state
+    fit = int(_HOOK_BUDGET_SECONDS / max(rank.reduce(sum(warm), rank.dist.ReduceOp.MAX), 1e-9))
+    turns = int(rank.reduce(max(_HOOK_MIN_TURNS, min(_HOOK_TURNS, fit)), rank.dist.ReduceOp.MIN))
+    added = [[] for _ in hooks]
+    for _ in range(turns):
+        took = rank.turn(runs)
+        for k, t in enumerate(took[1:]):
+            added[k].append(t - took[0])
+    n = rank.dist.get_world_size()
+    return {spec: max(0.0, rank.reduce(statistics.median(a), rank.dist.ReduceOp.SUM) / n)
+            for (spec, _), a in zip(hooks, added)}
+
+
 def _figures(alone, shared, per_sync):
     """hostccl-plan's raw probe figures (planner/crowding_probe.h, HostSharing)."""
     per_compute = max(0.0, per_sync["long"] / alone["long"])
@@ -124,7 +179,7 @@ def _figures(alone, shared, per_sync):
             "sync_floor_seconds": per_sync["none"]}
 
 
-def _probe_process(index, ranks, cores, backend, port, step, out):
+def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, out):
     from datetime import timedelta
     import torch
     import torch.distributed as dist
@@ -136,7 +191,10 @@ def _probe_process(index, ranks, cores, backend, port, step, out):
     dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=index, world_size=ranks,
                             timeout=timedelta(seconds=120))
     try:
-        result = _figures(*_measure(_Rank(step), ranks, cores))
+        rank = _Rank(step)
+        result = _figures(*_measure(rank, ranks, cores))
+        if comm_hooks:
+            result["compression_overhead_seconds"] = _hooks_added(rank, comm_hooks)
         if index == 0:
             with open(out, "w") as f:
                 json.dump(result, f)
@@ -145,28 +203,29 @@ def _probe_process(index, ranks, cores, backend, port, step, out):
 
 
 def require_picklable(*parts):
-    """ValueError unless ``parts`` (the step's module, example, loss, target, optimizer)
-    pickle: the probe's processes are spawned and get them so."""
+    """ValueError unless ``parts`` (the step's module, example, loss, target, optimizer,
+    comm hooks) pickle: the probe's processes are spawned and get them so."""
     import pickle
     try:
         pickle.dumps(parts)
     except Exception as e:
-        raise ValueError("host sharing: the module, example, loss and optimizer must be picklable "
+        raise ValueError("host sharing: the module, example, loss, optimizer and comm hooks must be picklable "
                          "(they go to spawned processes): %s" % e) from e
 
 
-def probe_host_sharing(step, ranks, cores=None, backend="hostccl"):
+def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=None):
     """The model file's ``host_sharing``: ``ranks`` processes of ``step`` (planner._Step,
     picklable: they are spawned) on this host's ``cores`` (default: the cores this
-    process may use), under ``backend``."""
+    process may use), under ``backend``; with ``comm_hooks`` (spec -> picklable
+    function(ddp, group)) what each adds to a DDP step there."""
     import torch.multiprocessing as mp
     cores = cores or len(os.sched_getaffinity(0))
     if ranks < 2:
         raise ValueError("host sharing: needs at least 2 ranks, not %d" % ranks)
-    require_picklable(step.module, step.example, step.loss, step.target, step.optimizer)
+    require_picklable(step.module, step.example, step.loss, step.target, step.optimizer, comm_hooks)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "sharing.json")
-        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, out),
+        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, comm_hooks, out),
                            nprocs=ranks, join=True, start_method="spawn")
         with open(out) as f:
             figures = json.load(f)

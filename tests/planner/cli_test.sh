@@ -123,7 +123,8 @@ $py - "$dir/mlp.json" "$dir/shared.json" 0.002 <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 m["host_sharing"] = {"ranks_per_host": 4, "cores": 2, "compute_slowdown": 2.0, "sync_base_seconds": float(sys.argv[3]),
-                     "sync_per_compute": 0.4, "sync_short_compute_seconds": 0.001, "sync_floor_seconds": 0.0015}
+                     "sync_per_compute": 0.4, "sync_short_compute_seconds": 0.001, "sync_floor_seconds": 0.0015,
+                     "compression_overhead_seconds": {"fp16": 0.003}}
 json.dump(m, open(sys.argv[2], "w"))
 PY
 $py - "$dir/shared.json" "$dir/shared2.json" <<'PY'
@@ -138,6 +139,8 @@ for f in shared shared2; do
 done
 grep -qF "# ranks sharing a host compute 2.00x slower than alone (beyond sharing cores) (measured with the model's own processes: the model file's host_sharing)" \
     "$dir/shared.txt" || { cat "$dir/shared.txt"; fail "the model's host sharing was not used"; }
+grep -qF "# ... and on these hosts, every rank training (measured with the model's own processes, used instead): fp16 3.00 ms" \
+    "$dir/shared.txt" || { cat "$dir/shared.txt"; fail "the comm hooks measured with the model's processes were not used"; }
 # Per second of the plan's compute (a rank's half core, 2x slower): 0.4 x 0.5 / 2; the
 # short interval's 1 ms on an idle core is 4 ms of it; no hand-off measured.
 grep -qE '^# crowded hosts \(4 ranks on 2 cores\): each collective costs [0-9.]+ us more between compute phases \(in full from 4000 us of compute since the last, [0-9.]+ us with none\) and 10.00 % of the compute since the last; a pipeline 0.0 us per hand-off' \
@@ -151,7 +154,18 @@ assert abs(d - 1000) < 1e-6 and 0 < a["sync_extra_us"] < 2000 and a["compute_slo
     || { cat "$dir/given3.txt"; fail "--compute-slowdown does not override the model's"; }
 "$plan" --model "$dir/shared.json" "${flat[@]}" --ranks-per-host 3 > "$dir/other.txt" \
     && grep -q '^# ranks sharing a host compute 1.00x slower than alone (beyond sharing cores) (not measured)$' "$dir/other.txt" \
+    && ! grep -q '^# ... and on these hosts' "$dir/other.txt" \
     || { cat "$dir/other.txt"; fail "the model's sharing of 4 ranks was used for hosts of 3"; }
+# Emulated hosts pooling one machine's cores (2 hosts x 2 ranks on 2 cores) share
+# them as one host of 4 ranks: the model's figures measured so fit; without
+# --pooled-cores each host's 2 ranks on 1 core are another measure.
+pair=(--global-batch 48 --hosts 2 --ranks-per-host 2 --cores 1 --gflops 50 --elementwise-GBps 40 --net-GBps 0.1)
+"$plan" --model "$dir/shared.json" "${pair[@]}" --pooled-cores > "$dir/pooled.txt" \
+    && grep -qF "compute 2.00x slower than alone (beyond sharing cores) (measured with the model's own processes" "$dir/pooled.txt" \
+    || { cat "$dir/pooled.txt"; fail "the model's sharing of 4 ranks on 2 cores was not used for 2 pooled hosts of 2"; }
+"$plan" --model "$dir/shared.json" "${pair[@]}" > "$dir/apart.txt" \
+    && grep -q '^# ranks sharing a host compute 1.00x slower than alone (beyond sharing cores) (not measured)$' "$dir/apart.txt" \
+    || { cat "$dir/apart.txt"; fail "the model's sharing of 4 ranks was used for hosts of 2 apart"; }
 rm -f "$dir/bad.json"
 if "$plan" --model "$dir/mlp.json" --global-batch 48 --sync-per-compute -1 -o "$dir/bad.json" > "$dir/bad.txt" 2>&1; then
     fail "a negative --sync-per-compute was accepted"

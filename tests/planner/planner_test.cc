@@ -190,6 +190,27 @@ TEST(PlannerModel, HostSharingMeasuredWithTheModel) {
     EXPECT_EQ(with(R"("sync_per_compute": 0.4)", R"("sync_per_compute": -0.4)"),
               "host_sharing.sync_per_compute: must be at least 0 (got -0.4)");
     EXPECT_EQ(with(R"("cores": 2)", R"("cores": "two")"), "host_sharing.cores: must be a number");
+
+    // What each comm hook adds there: optional, by compressor, named when wrong.
+    EXPECT_TRUE(m.hostSharing.compressionOverheadSeconds.empty());
+    EXPECT_EQ(modelJson(m).find("compression_overhead_seconds"), std::string::npos);
+    const std::string hooks = R"("sync_floor_seconds": 0.0006, "compression_overhead_seconds": {"bf16": 0.002, "topk:0.01": 0.003})";
+    std::string hooked = sharing;
+    hooked.replace(hooked.find(R"("sync_floor_seconds": 0.0006)"), 28, hooks);
+    ASSERT_TRUE(parseModel("{" + hooked + layer + "}", &m, &why)) << why;
+    EXPECT_EQ(m.hostSharing.compressionOverhead("bf16"), 0.002);
+    EXPECT_EQ(m.hostSharing.compressionOverhead("topk:0.010"), 0.003);
+    EXPECT_EQ(m.hostSharing.compressionOverhead("fp16"), -1);
+    EXPECT_EQ(m.compressionOverhead("bf16"), -1);  // the one-core figures are the model's own field
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_EQ(again.hostSharing.compressionOverheadSeconds, m.hostSharing.compressionOverheadSeconds);
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "compression_overhead_seconds": {"zip": 1})"),
+              "host_sharing.compression_overhead_seconds.zip: not a compressor (fp16, bf16, topk[:ratio], sign): "
+              "compression 'zip': expected none, fp16, bf16, topk[:ratio] or sign");
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "compression_overhead_seconds": {"fp16": -1})"),
+              "host_sharing.compression_overhead_seconds.fp16: must be a number >= 0");
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "compression_overhead_seconds": 1)"),
+              "host_sharing.compression_overhead_seconds: must be an object of compression -> seconds");
 }
 
 TEST(PlannerStages, MatchesBruteForce) {
@@ -610,6 +631,36 @@ TEST(PlannerCodecs, MeasuredHookReplacesTheRates) {
     const double fp16 = predictStep(w, c, comm, p).stepSeconds;
     w.model.compressionOverheadSeconds["sign"] = 0.004;
     EXPECT_EQ(predictStep(w, c, comm, p).stepSeconds, fp16);
+}
+
+// Measured by the model's own processes on hosts like the cluster's, every rank
+// training, the hook's cost is wall time there: charged as it is, in place of the
+// one-core figure, with nothing added for decoding the others' payloads (in it).
+// Not on hosts the model's sharing was not measured for.
+TEST(PlannerCodecs, HookMeasuredOnTheHostIsChargedAsItIs) {
+    Workload w{toyModel(), 64, 0};
+    Cluster c = crowdedToyCluster();
+    c.codecs = measureCodecs();
+    c.elementwise = ComputeRate(20e9);
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.dp = 4;
+    p.compression = "sign";
+    p.overlap = false;
+    p.bucketBytes = p.firstBucketBytes = uint64_t(64) << 20;
+    w.model.compressionOverheadSeconds["sign"] = 0.004;
+    const Prediction oneCore = predictStep(w, c, comm, p);
+    w.model.hostSharing.compressionOverheadSeconds["sign"] = 0.010;
+    EXPECT_EQ(predictStep(w, c, comm, p).stepSeconds, oneCore.stepSeconds);  // not this cluster's sharing
+    c.sharingFromModel = true;
+    const Prediction here = predictStep(w, c, comm, p);
+    const double entries = double(w.model.parameterCount());
+    const double oneCoreHook = c.computeSeconds(0.004 + 3 * c.codecs.signDecodePerRank * entries);
+    EXPECT_NEAR(here.dpCommSeconds - oneCore.dpCommSeconds, 0.010 - oneCoreHook, 1e-12 + 1e-9 * here.dpCommSeconds);
+    EXPECT_EQ(here.wireBytes, oneCore.wireBytes);
+    // A compressor it did not time keeps the one-core figure.
+    w.model.hostSharing.compressionOverheadSeconds = {{"fp16", 0.010}};
+    EXPECT_EQ(predictStep(w, c, comm, p).stepSeconds, oneCore.stepSeconds);
 }
 
 TEST(PlannerSync, EncodingDelaysTheBackwardAndDecodingFollowsEachWait) {

@@ -201,22 +201,37 @@ def test_host_sharing_figures_are_the_cpp_probes_arithmetic():
     assert f["compute_slowdown"] == 1.0 and f["sync_base_seconds"] == 0.0
 
 
+def _fp16_hook(ddp, group):
+    """A comm hook's registration the sharing probe's spawned processes can get (a
+    module-level function pickles; a lambda does not)."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    ddp.register_comm_hook(group, default_hooks.fp16_compress_hook)
+
+
 def test_host_sharing_is_measured_by_the_models_own_processes_and_planned_with():
     cores = len(os.sched_getaffinity(0))
-    spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="hostccl", host_sharing=2, slowest_core=False)
+    spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="hostccl", host_sharing=2, slowest_core=False,
+                                   comm_hooks={"fp16": _fp16_hook})
     h = spec["host_sharing"]
     assert (h["ranks_per_host"], h["cores"], h["backend"]) == (2, cores, "hostccl")
     assert h["compute_slowdown"] >= 1.0
     assert all(h[k] >= 0 for k in ("sync_base_seconds", "sync_per_compute", "sync_floor_seconds"))
     assert 0 < h["sync_short_compute_seconds"] < 0.1  # one training step of a tiny module
-    # hostccl-plan takes it for hosts of 2 ranks on these cores, not for others (a
-    # figure no probe here would read, so that its use shows).
+    # The hook timed there too, every rank training with it (a tiny model's fp16 casts).
+    assert list(h["compression_overhead_seconds"]) == ["fp16"]
+    assert 0 <= h["compression_overhead_seconds"]["fp16"] < 0.05
+    # hostccl-plan takes it for hosts of 2 ranks on these cores, not for others
+    # (figures no probe here would read, so that their use shows: 1.75x, a hook of 1 s).
     h["compute_slowdown"] = 1.75
-    cluster = ["--hosts", "1", "--cores", str(cores), "--gflops", "10", "--elementwise-GBps", "10", "--tp", "1"]
+    h["compression_overhead_seconds"]["fp16"] = 1.0
+    cluster = ["--hosts", "1", "--cores", str(cores), "--gflops", "10", "--elementwise-GBps", "10", "--tp", "1",
+               "--pp", "1", "--compression", "fp16"]
     used = planner.plan(spec, global_batch=16, extra_args=cluster + ["--ranks-per-host", "2"])
     assert used["compute_slowdown"] == 1.75
+    assert all(p["predicted"]["step_ms"] > 1000 for p in used["plans"])
     other = planner.plan(spec, global_batch=16, extra_args=cluster + ["--ranks-per-host", "4"])
     assert other["compute_slowdown"] == 1.0
+    assert all(p["predicted"]["step_ms"] < 1000 for p in other["plans"] if p["dp"] > 1)
 
 
 def test_host_sharing_refuses_what_it_cannot_measure():
@@ -229,3 +244,6 @@ def test_host_sharing_refuses_what_it_cannot_measure():
     with pytest.raises(ValueError, match=r"must be picklable \(they go to spawned processes\)"):
         planner.describe_module(small(), torch.randn(4, 8), host_sharing=2,
                                 optimizer=lambda params: torch.optim.SGD(params, lr=0.1))
+    with pytest.raises(ValueError, match=r"must be picklable \(they go to spawned processes\)"):
+        planner.describe_module(small(), torch.randn(4, 8), host_sharing=2, data_parallel="hostccl",
+                                comm_hooks={"fp16": lambda ddp, group: _fp16_hook(ddp, group)})
