@@ -152,9 +152,23 @@ bool parseCompressionOverheads(Reader& r, const json& obj, const std::string& at
     return true;
 }
 
+// host_sharing's "compute_slowdown_one_sample" and "samples" (the example's batch it
+// was measured with): optional, but together.
+bool parseOneSampleSlowdown(Reader& r, const json& o, const std::string& at, ModelSpec::MeasuredSharing* s) {
+    const bool slowdown = o.contains("compute_slowdown_one_sample"), samples = o.contains("samples");
+    if (!slowdown && !samples) return true;
+    double n = 0;
+    if (!r.number(o, at, "compute_slowdown_one_sample", true, 1, false, &s->oneSampleSlowdown) ||
+        !r.number(o, at, "samples", true, 1, true, &n))
+        return false;
+    if (n > 1e9) return r.fail(fmt::format("{}.samples: must be at most 1000000000 (got {})", at, n));
+    s->samples = static_cast<uint32_t>(n);
+    return true;
+}
+
 // "host_sharing": {ranks_per_host, cores, compute_slowdown, sync_base_seconds,
 // sync_per_compute, sync_short_compute_seconds, sync_floor_seconds}, all required;
-// compression_overhead_seconds optional.
+// compression_overhead_seconds and the one-sample slowdown optional.
 bool parseHostSharing(Reader& r, const json& doc, ModelSpec* m) {
     const json* o = r.field(doc, "host_sharing", "host_sharing", false);
     if (o == nullptr) return true;
@@ -169,7 +183,8 @@ bool parseHostSharing(Reader& r, const json& doc, ModelSpec* m) {
         !r.number(*o, at, "sync_per_compute", true, 0, false, &f.syncPerCompute) ||
         !r.number(*o, at, "sync_short_compute_seconds", true, 0, false, &f.syncShortCompute) ||
         !r.number(*o, at, "sync_floor_seconds", true, 0, false, &f.syncFloor) ||
-        !parseCompressionOverheads(r, *o, at, &s.compressionOverheadSeconds))
+        !parseCompressionOverheads(r, *o, at, &s.compressionOverheadSeconds) ||
+        !parseOneSampleSlowdown(r, *o, at, &s))
         return false;
     if (ranks > 1e6) return r.fail(fmt::format("host_sharing.ranks_per_host: must be at most 1000000 (got {})", ranks));
     s.ranksPerHost = static_cast<uint32_t>(ranks);
@@ -250,6 +265,10 @@ std::string modelJson(const ModelSpec& m) {
                                {"sync_per_compute", f.syncPerCompute},
                                {"sync_short_compute_seconds", f.syncShortCompute},
                                {"sync_floor_seconds", f.syncFloor}};
+        if (m.hostSharing.samples > 0) {
+            doc["host_sharing"]["compute_slowdown_one_sample"] = m.hostSharing.oneSampleSlowdown;
+            doc["host_sharing"]["samples"] = m.hostSharing.samples;
+        }
         if (!m.hostSharing.compressionOverheadSeconds.empty())
             doc["host_sharing"]["compression_overhead_seconds"] = m.hostSharing.compressionOverheadSeconds;
     }

@@ -75,6 +75,11 @@ struct ModelSpec {
         // (by spec; may be empty): the hook's own work at the ranks' share of the cores,
         // decoding the others' payloads and the extra waits for its callbacks included.
         std::map<std::string, double> compressionOverheadSeconds;
+        // The compute slowdown of a step of the example's `samples` passed one at a
+        // time (one-sample micro-batches; 0: not measured): passes over fewer samples
+        // share a core more cheaply than the whole batch's (figures.computeSlowdown).
+        double oneSampleSlowdown = 0;
+        uint32_t samples = 0;
         double compressionOverhead(const std::string& spec) const {
             return compressionOverheadFor(compressionOverheadSeconds, spec);
         }

@@ -17,6 +17,14 @@ double Cluster::coreShare() const {
     return std::min(1.0, cores / platform.ranksPerHost);
 }
 
+Cluster Cluster::forMicroBatch(uint64_t samples) const {
+    Cluster c = *this;
+    if (oneSampleSlowdown <= 0 || slowdownSamples <= 1 || double(samples) >= slowdownSamples) return c;
+    const double along = (double(std::max<uint64_t>(samples, 1)) - 1) / (slowdownSamples - 1);
+    c.computeSlowdown = oneSampleSlowdown + (computeSlowdown - oneSampleSlowdown) * along;
+    return c;
+}
+
 double Cluster::elementwiseSeconds(double bytes, double passBytes) const {
     return elementwise.empty() || bytes <= 0 ? 0 : computeSeconds(bytes / elementwise.at(passBytes));
 }

@@ -76,6 +76,13 @@ struct Cluster {
     // How much slower a rank computes with every rank of its host computing too than
     // alone, beyond sharing cores (crowding_probe.h; 1: not known, or none measured).
     double computeSlowdown = 1;
+    // ... that for micro-batches of `slowdownSamples` (the model's processes measured
+    // it there), and this for micro-batches of one sample (0: not measured, the one
+    // figure for all): in between, in proportion to the samples.
+    double oneSampleSlowdown = 0;
+    double slowdownSamples = 0;
+    // The cluster as a plan of `samples` per micro-batch computes on it.
+    Cluster forMicroBatch(uint64_t samples) const;
     bool sharingKnown = false;  // the figures above were probed or given
     bool sharingFromModel = false;  // ... measured with the model's own processes (its file's host_sharing)
     // The hosts run on one machine's cores (emulated hosts, as bench/planner's

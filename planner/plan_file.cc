@@ -76,6 +76,8 @@ std::string planFileJson(const PlanReport& r) {
                 {"sync_extra_per_compute", r.cluster->crowded() ? r.cluster->syncExtraPerCompute : 0.0},
                 {"handoff_us", r.cluster->crowded() ? r.cluster->handoffSeconds * 1e6 : 0.0},
                 {"compute_slowdown", r.cluster->computeSlowdown},
+                {"compute_slowdown_one_sample", r.cluster->oneSampleSlowdown > 0 ? r.cluster->oneSampleSlowdown
+                                                                                  : r.cluster->computeSlowdown},
                 {"cores_pooled", r.cluster->coresPooled},
                 {"considered", r.result->considered},
                 {"over_memory", r.result->overMemory},

@@ -295,9 +295,10 @@ double optimizerSeconds(const Workload& w, const Cluster& c, uint64_t weights) {
 
 }  // namespace
 
-Prediction predictStep(const Workload& w, const Cluster& c, CommEstimator& comm, const Plan& p) {
+Prediction predictStep(const Workload& w, const Cluster& cluster, CommEstimator& comm, const Plan& p) {
     const std::vector<LayerSpec>& L = w.model.layers;
     const uint64_t mb = w.globalBatch / p.dp / p.microBatches;
+    const Cluster c = cluster.forMicroBatch(mb);  // small micro-batches share cores more cheaply
     const std::vector<LayerTimes> t = layerTimes(w, c, comm, p, mb);
     Prediction out;
     const Pipeline pl = cutStages(w, c, comm, p, mb, t, &out.stageStarts);

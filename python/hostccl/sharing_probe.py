@@ -10,7 +10,8 @@ Here ``ranks`` processes, each training a copy of the model under a process grou
 ``backend``, run the same measurement with the model's training step as the compute:
 
 - the compute slowdown: a step's CPU time while every rank trains, each step followed
-  by an allreduce (the median round), over its time alone (the best round);
+  by an allreduce (the median round), over its time alone (the best round); and the
+  same for a step of the example's samples one at a time (one-sample micro-batches);
 - what a collective costs between compute phases: each round's wall time beyond the
   CPU its steps took spread over the cores, per collective, after no compute, one step
   and four steps (the fixed part, the part per second of compute, the cost with none).
@@ -20,8 +21,9 @@ the DDP comm hook that trains with it), also what each hook adds to a DDP step t
 with every rank training: on one idle core the example's bf16 hook adds 0.1 ms a step,
 while at 4 and 8 ranks on 2 cores DDP steps with it took 2 ms longer than without.
 
-Its cost grows with the step: each rank trains 8 x 104 steps beside the others and rank 0
-as many alone (20 s at 8 ranks on 2 cores for the example's 1.4 ms step, spawning included).
+Its cost grows with the step: each rank trains 8 x 120 steps beside the others (16 of
+them a sample at a time) and rank 0 as many alone (about 25 s at 8 ranks on 2 cores for
+the example's 1.4 ms step, spawning included), and the hooks' turns up to 12 s more.
 The figures are hostccl-plan's raw probe figures (``host_sharing`` in the model file);
 the planner takes the op's own time out as it does for its own probe.
 """
@@ -40,7 +42,12 @@ _ROUNDS = 8
 # one step's collective read 2.5-6.7 ms round to round, a high short round beside a
 # low long one; probes read it 2.5-4.7 ms and 1.2-3.0 ms fixed, even with 16 rounds;
 # with 40 and 16 segments three probes read 4.0-4.4 ms and 2.6 ms).
-_INTERVALS = (("none", 0, 40), ("short", 1, 40), ("long", 4, 16))
+# "micro": a step of the example's samples one at a time (as a plan of one-sample
+# micro-batches runs it), for the compute slowdown at that size: passes over small
+# batches share a core more cheaply (8 ranks of the example CNN on 2 cores: 1.24-1.26x
+# for one-sample passes where whole steps of 8 read 1.4-1.8x), and plans of many
+# micro-batches were predicted 20-39 % over with the whole step's.
+_INTERVALS = (("none", 0, 40, False), ("short", 1, 40, False), ("long", 4, 16, False), ("micro", 1, 16, True))
 _SYNC_FLOATS = (64 << 10) // 4  # the C++ probe's message: 64 KiB (kSyncProbeBytes)
 # The comm hooks: DDP steps with each hook and with none, one step of each in turn
 # (every rank steps the same models in the same order), this many turns at most, as
@@ -70,17 +77,22 @@ class _Rank:
         self.data = torch.ones(_SYNC_FLOATS)
         self.cpu = 0.0
 
-    def train(self, steps):
+    def train(self, steps, one_sample=False):
+        """`steps` training steps, each over the example's samples one at a time with
+        `one_sample` (gradients accumulated, one optimizer step)."""
+        example = self.step.example
+        passes = [example[i:i + 1] for i in range(example.shape[0])] if one_sample else [example]
         began = self.time.thread_time()  # CPU backward runs on the calling thread
         for _ in range(steps):
-            self.step.criterion(self.model(self.step.example)).backward()
+            for x in passes:
+                self.step.criterion(self.model(x)).backward()
             self.opt.step()
             self.opt.zero_grad(set_to_none=True)
         self.cpu += self.time.thread_time() - began
 
-    def segments(self, steps, count):
+    def segments(self, steps, count, one_sample=False):
         for _ in range(count):
-            self.train(steps)
+            self.train(steps, one_sample)
             self.dist.all_reduce(self.data)
 
     def reduce(self, value, op):
@@ -88,13 +100,13 @@ class _Rank:
         self.dist.all_reduce(t, op=op)
         return float(t[0])
 
-    def together(self, steps, count):
+    def together(self, steps, count, one_sample=False):
         """Wall seconds for every rank's segments from a common start (the slowest
         rank's), and the CPU seconds their steps took, summed over the ranks."""
         self.dist.barrier()
         self.cpu = 0.0
         t0 = self.time.perf_counter()
-        self.segments(steps, count)
+        self.segments(steps, count, one_sample)
         wall = self.time.perf_counter() - t0
         return self.reduce(wall, self.dist.ReduceOp.MAX), self.reduce(self.cpu, self.dist.ReduceOp.SUM)
 
@@ -113,12 +125,12 @@ class _Rank:
             t0 = t1
         return took
 
-    def alone(self, steps):
+    def alone(self, steps, one_sample=False):
         """Wall seconds for rank 0's `steps` with the others waiting."""
         self.dist.barrier()
         t0 = self.time.perf_counter()
         if self.dist.get_rank() == 0:
-            self.train(steps)
+            self.train(steps, one_sample)
         wall = self.time.perf_counter() - t0
         return self.reduce(wall, self.dist.ReduceOp.MAX)
 
@@ -128,13 +140,14 @@ def _measure(rank, ranks, cores):
     alone, the median shared CPU time, the mean cost a collective adds."""
     import statistics
     rank.segments(1, 5)  # warm: links, pages, the allocator
-    alone = {name: float("inf") for name, _, _ in _INTERVALS}
-    shared = {name: [] for name, _, _ in _INTERVALS}
-    per_sync = {name: 0.0 for name, _, _ in _INTERVALS}
+    intervals = [i for i in _INTERVALS if not i[3] or rank.step.example.shape[0] > 1]  # one sample: "short" is it
+    alone = {name: float("inf") for name, _, _, _ in intervals}
+    shared = {name: [] for name, _, _, _ in intervals}
+    per_sync = {name: 0.0 for name, _, _, _ in intervals}
     for _ in range(_ROUNDS):
-        for name, steps, count in _INTERVALS:
-            alone[name] = min(alone[name], rank.alone(steps * count) / count)
-            wall, cpu = rank.together(steps, count)
+        for name, steps, count, one_sample in intervals:
+            alone[name] = min(alone[name], rank.alone(steps * count, one_sample) / count)
+            wall, cpu = rank.together(steps, count, one_sample)
             shared[name].append(cpu / ranks / count)
             per_sync[name] += (wall - cpu / min(cores, ranks)) / count / _ROUNDS
     return alone, {k: statistics.median(v) for k, v in shared.items()}, per_sync
@@ -169,10 +182,14 @@ def _hooks_added(rank, comm_hooks):
             for (spec, _), a in zip(hooks, added)}
 
 
-def _figures(alone, shared, per_sync):
-    """hostccl-plan's raw probe figures (planner/crowding_probe.h, HostSharing)."""
+def _figures(alone, shared, per_sync, samples):
+    """hostccl-plan's raw probe figures (planner/crowding_probe.h, HostSharing), and
+    the slowdown of a step of `samples` one-sample passes ("micro"; "short" for one)."""
     per_compute = max(0.0, per_sync["long"] / alone["long"])
+    micro = "micro" if "micro" in alone else "short"
     return {"compute_slowdown": max(1.0, shared["short"] / alone["short"]),
+            "compute_slowdown_one_sample": max(1.0, shared[micro] / alone[micro]),
+            "samples": samples,
             "sync_base_seconds": max(0.0, per_sync["short"] - per_compute * alone["short"]),
             "sync_per_compute": per_compute,
             "sync_short_compute_seconds": alone["short"],
@@ -192,7 +209,7 @@ def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, out):
                             timeout=timedelta(seconds=120))
     try:
         rank = _Rank(step)
-        result = _figures(*_measure(rank, ranks, cores))
+        result = _figures(*_measure(rank, ranks, cores), samples=step.example.shape[0])
         if comm_hooks:
             result["compression_overhead_seconds"] = _hooks_added(rank, comm_hooks)
         if index == 0:

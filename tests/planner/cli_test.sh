@@ -124,7 +124,7 @@ import json, sys
 m = json.load(open(sys.argv[1]))
 m["host_sharing"] = {"ranks_per_host": 4, "cores": 2, "compute_slowdown": 2.0, "sync_base_seconds": float(sys.argv[3]),
                      "sync_per_compute": 0.4, "sync_short_compute_seconds": 0.001, "sync_floor_seconds": 0.0015,
-                     "compression_overhead_seconds": {"fp16": 0.003}}
+                     "compression_overhead_seconds": {"fp16": 0.003}, "compute_slowdown_one_sample": 1.25, "samples": 12}
 json.dump(m, open(sys.argv[2], "w"))
 PY
 $py - "$dir/shared.json" "$dir/shared2.json" <<'PY'
@@ -137,8 +137,10 @@ for f in shared shared2; do
     "$plan" --model "$dir/$f.json" "${flat[@]}" --ranks-per-host 4 -o "$dir/$f.plan.json" > "$dir/$f.txt" \
         || { cat "$dir/$f.txt"; fail "planning with the model's host sharing failed"; }
 done
-grep -qF "# ranks sharing a host compute 2.00x slower than alone (beyond sharing cores) (measured with the model's own processes: the model file's host_sharing)" \
+grep -qF "# ranks sharing a host compute 2.00x slower than alone (beyond sharing cores) with micro-batches of 12 samples, 1.25x with one (measured with the model's own processes: the model file's host_sharing)" \
     "$dir/shared.txt" || { cat "$dir/shared.txt"; fail "the model's host sharing was not used"; }
+$py -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["compute_slowdown_one_sample"] == 1.25, d["compute_slowdown_one_sample"]' \
+    "$dir/shared.plan.json" || fail "the plan file does not carry the one-sample slowdown"
 grep -qF "# ... and on these hosts, every rank training (measured with the model's own processes, used instead): fp16 3.00 ms" \
     "$dir/shared.txt" || { cat "$dir/shared.txt"; fail "the comm hooks measured with the model's processes were not used"; }
 # Per second of the plan's compute (a rank's half core, 2x slower): 0.4 x 0.5 / 2; the
@@ -150,7 +152,7 @@ $py -c 'import json, sys; a, b = (json.load(open(f)) for f in sys.argv[1:]); d =
 assert abs(d - 1000) < 1e-6 and 0 < a["sync_extra_us"] < 2000 and a["compute_slowdown"] == 2.0, (a["sync_extra_us"], d)' \
     "$dir/shared.plan.json" "$dir/shared2.plan.json" || fail "the model's sync cost is not charged less the op"
 "$plan" --model "$dir/shared.json" "${flat[@]}" --ranks-per-host 4 --compute-slowdown 3 > "$dir/given3.txt" \
-    && grep -q '^# ranks sharing a host compute 3.00x slower' "$dir/given3.txt" \
+    && grep -q '^# ranks sharing a host compute 3.00x slower than alone (beyond sharing cores) (measured' "$dir/given3.txt" \
     || { cat "$dir/given3.txt"; fail "--compute-slowdown does not override the model's"; }
 "$plan" --model "$dir/shared.json" "${flat[@]}" --ranks-per-host 3 > "$dir/other.txt" \
     && grep -q '^# ranks sharing a host compute 1.00x slower than alone (beyond sharing cores) (not measured)$' "$dir/other.txt" \
@@ -161,7 +163,7 @@ assert abs(d - 1000) < 1e-6 and 0 < a["sync_extra_us"] < 2000 and a["compute_slo
 # --pooled-cores each host's 2 ranks on 1 core are another measure.
 pair=(--global-batch 48 --hosts 2 --ranks-per-host 2 --cores 1 --gflops 50 --elementwise-GBps 40 --net-GBps 0.1)
 "$plan" --model "$dir/shared.json" "${pair[@]}" --pooled-cores > "$dir/pooled.txt" \
-    && grep -qF "compute 2.00x slower than alone (beyond sharing cores) (measured with the model's own processes" "$dir/pooled.txt" \
+    && grep -qF "compute 2.00x slower than alone (beyond sharing cores) with micro-batches of 12 samples, 1.25x with one (measured with the model's own processes" "$dir/pooled.txt" \
     || { cat "$dir/pooled.txt"; fail "the model's sharing of 4 ranks on 2 cores was not used for 2 pooled hosts of 2"; }
 "$plan" --model "$dir/shared.json" "${pair[@]}" > "$dir/apart.txt" \
     && grep -q '^# ranks sharing a host compute 1.00x slower than alone (beyond sharing cores) (not measured)$' "$dir/apart.txt" \

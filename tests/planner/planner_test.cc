@@ -191,6 +191,27 @@ TEST(PlannerModel, HostSharingMeasuredWithTheModel) {
               "host_sharing.sync_per_compute: must be at least 0 (got -0.4)");
     EXPECT_EQ(with(R"("cores": 2)", R"("cores": "two")"), "host_sharing.cores: must be a number");
 
+    // The slowdown of one-sample passes and the samples it was measured against:
+    // optional, together, written back.
+    EXPECT_EQ(m.hostSharing.samples, 0u);
+    EXPECT_EQ(modelJson(m).find("compute_slowdown_one_sample"), std::string::npos);
+    const std::string oneSample = R"("sync_floor_seconds": 0.0006, "compute_slowdown_one_sample": 1.2, "samples": 8)";
+    ASSERT_TRUE(parseModel("{" + std::string(sharing).replace(sharing.find(R"("sync_floor_seconds": 0.0006)"), 28, oneSample) +
+                               layer + "}", &m, &why)) << why;
+    EXPECT_EQ(m.hostSharing.oneSampleSlowdown, 1.2);
+    EXPECT_EQ(m.hostSharing.samples, 8u);
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_EQ(again.hostSharing.oneSampleSlowdown, 1.2);
+    EXPECT_EQ(again.hostSharing.samples, 8u);
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "samples": 8)"),
+              "host_sharing.compute_slowdown_one_sample: missing");
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "compute_slowdown_one_sample": 1.2)"),
+              "host_sharing.samples: missing");
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "compute_slowdown_one_sample": 0.9, "samples": 8)"),
+              "host_sharing.compute_slowdown_one_sample: must be at least 1 (got 0.9)");
+    EXPECT_EQ(with(R"("sync_floor_seconds": 0.0006)", R"("sync_floor_seconds": 0.0006, "compute_slowdown_one_sample": 1.2, "samples": 0.5)"),
+              "host_sharing.samples: must be at least 1 (got 0.5)");
+
     // What each comm hook adds there: optional, by compressor, named when wrong.
     EXPECT_TRUE(m.hostSharing.compressionOverheadSeconds.empty());
     EXPECT_EQ(modelJson(m).find("compression_overhead_seconds"), std::string::npos);
@@ -401,6 +422,36 @@ TEST(PlannerPredict, CrowdedHostSpendsItsCoresOnHiddenAveraging) {
 // the gradients' wait after running apart the whole pipeline, at the measured part
 // per second of compute (without overlap, so the wait and not the host's cores sets
 // the step).
+// Measured with the model's processes at its example's 8 samples and at one: a plan
+// of micro-batches of m samples computes at the slowdown in proportion between them
+// (one figure where not measured, or for micro-batches of 8 and more).
+TEST(PlannerPredict, SmallMicroBatchesComputeAtTheirOwnSlowdown) {
+    Cluster c = crowdedToyCluster();
+    c.computeSlowdown = 1.8;
+    EXPECT_EQ(c.forMicroBatch(1).computeSlowdown, 1.8);  // not measured: one figure
+    c.oneSampleSlowdown = 1.1, c.slowdownSamples = 8;
+    EXPECT_DOUBLE_EQ(c.forMicroBatch(1).computeSlowdown, 1.1);
+    EXPECT_DOUBLE_EQ(c.forMicroBatch(2).computeSlowdown, 1.2);
+    EXPECT_DOUBLE_EQ(c.forMicroBatch(8).computeSlowdown, 1.8);
+    EXPECT_DOUBLE_EQ(c.forMicroBatch(64).computeSlowdown, 1.8);
+    EXPECT_EQ(c.forMicroBatch(2).syncExtraPerCompute, c.syncExtraPerCompute);  // the rest as it was
+
+    // A plan of 32 one-sample micro-batches (4 replicas of 32 samples) computes at
+    // 1.1x what the same cluster would have it at 1.8x.
+    const Workload w{toyModel(), 128, 0};
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.dp = 4, p.microBatches = 32;
+    const Prediction one = predictStep(w, c, comm, p);
+    c.oneSampleSlowdown = 0;
+    const Prediction whole = predictStep(w, c, comm, p);
+    EXPECT_NEAR(one.computeSeconds / whole.computeSeconds, 1.1 / 1.8, 1e-12);
+    p.microBatches = 4;  // 8 samples each: the whole batch's slowdown
+    const double eight = predictStep(w, c, comm, p).stepSeconds;
+    c.oneSampleSlowdown = 1.1;
+    EXPECT_EQ(predictStep(w, c, comm, p).stepSeconds, eight);
+}
+
 TEST(PlannerPredict, CrowdedPipelinesPayHandOffsAndReplicasTheirDrift) {
     const Workload w{toyModel(), 32, 0};
     Cluster c = crowdedToyCluster();

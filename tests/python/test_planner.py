@@ -187,18 +187,24 @@ def test_timed_on_the_slowest_core_and_the_affinity_restored(monkeypatch):
 
 def test_host_sharing_figures_are_the_cpp_probes_arithmetic():
     from hostccl import sharing_probe
-    alone = {"none": 0.0, "short": 0.002, "long": 0.008}      # a segment on an idle core
-    shared = {"none": 0.0, "short": 0.003, "long": 0.012}     # its CPU with every rank computing
-    per_sync = {"none": 0.0005, "short": 0.0014, "long": 0.004}
-    assert sharing_probe._figures(alone, shared, per_sync) == pytest.approx({
+    alone = {"none": 0.0, "short": 0.002, "long": 0.008, "micro": 0.004}   # a segment on an idle core
+    shared = {"none": 0.0, "short": 0.003, "long": 0.012, "micro": 0.005}  # its CPU with every rank computing
+    per_sync = {"none": 0.0005, "short": 0.0014, "long": 0.004, "micro": 0.002}
+    assert sharing_probe._figures(alone, shared, per_sync, samples=8) == pytest.approx({
         "compute_slowdown": 1.5,                 # 3 ms over 2 ms
+        "compute_slowdown_one_sample": 1.25,     # the 8 samples one at a time: 5 ms over 4 ms
+        "samples": 8,
         "sync_per_compute": 0.5,                 # 4 ms a collective after 8 ms of compute
         "sync_base_seconds": 0.0004,             # 1.4 ms after 2 ms, less 0.5 x 2 ms
         "sync_short_compute_seconds": 0.002,
         "sync_floor_seconds": 0.0005}, abs=1e-15)
     # Never below "no cost": a faster shared round, a long interval cheaper than its line.
-    f = sharing_probe._figures(alone, {"none": 0, "short": 0.001, "long": 0}, {"none": 0, "short": 0.0001, "long": 0.004})
-    assert f["compute_slowdown"] == 1.0 and f["sync_base_seconds"] == 0.0
+    f = sharing_probe._figures(alone, {"none": 0, "short": 0.001, "long": 0, "micro": 0.001},
+                               {"none": 0, "short": 0.0001, "long": 0.004}, samples=8)
+    assert f["compute_slowdown"] == 1.0 and f["sync_base_seconds"] == 0.0 and f["compute_slowdown_one_sample"] == 1.0
+    # An example of one sample: its steps are the one-sample steps (no "micro" interval).
+    del alone["micro"], shared["micro"]
+    assert sharing_probe._figures(alone, shared, per_sync, samples=1)["compute_slowdown_one_sample"] == 1.5
 
 
 def _fp16_hook(ddp, group):
@@ -217,6 +223,7 @@ def test_host_sharing_is_measured_by_the_models_own_processes_and_planned_with()
     assert h["compute_slowdown"] >= 1.0
     assert all(h[k] >= 0 for k in ("sync_base_seconds", "sync_per_compute", "sync_floor_seconds"))
     assert 0 < h["sync_short_compute_seconds"] < 0.1  # one training step of a tiny module
+    assert h["samples"] == 4 and h["compute_slowdown_one_sample"] >= 1.0
     # The hook timed there too, every rank training with it (a tiny model's fp16 casts).
     assert list(h["compression_overhead_seconds"]) == ["fp16"]
     assert 0 <= h["compression_overhead_seconds"]["fp16"] < 0.05

@@ -165,6 +165,8 @@ bool measureSharing(const Options& o, const ModelSpec& model, Cluster* c, bool p
         const double handoff = h.handoff;
         h = model.hostSharing.figures;
         h.handoff = handoff;
+        c->oneSampleSlowdown = model.hostSharing.oneSampleSlowdown;
+        c->slowdownSamples = model.hostSharing.samples;
     }
     if (probeHosts || c->sharingFromModel) applySharing(h, c);
     if (o.syncUs >= 0) c->syncExtraSeconds = o.syncUs * 1e-6;
@@ -172,7 +174,7 @@ bool measureSharing(const Options& o, const ModelSpec& model, Cluster* c, bool p
     if (o.handoffUs >= 0) c->handoffSeconds = o.handoffUs * 1e-6;
     if (o.syncRampUs >= 0) c->syncRampSeconds = o.syncRampUs * 1e-6;
     if (o.syncFloorUs >= 0) c->syncFloorSeconds = o.syncFloorUs * 1e-6;
-    if (o.slowdown >= 1) c->computeSlowdown = o.slowdown;
+    if (o.slowdown >= 1) c->computeSlowdown = o.slowdown, c->oneSampleSlowdown = 0;  // one figure, as given
     c->sharingKnown = probeHosts || c->sharingFromModel || o.slowdown >= 1;
     c->coresPooled = o.pooledCores;
     return true;
@@ -242,7 +244,9 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
     std::printf("# cluster: %s%s\n# compute: %s\n# compute: %s\n", c.platform.summary().c_str(),
                 c.coresPooled ? "; the hosts' cores pooled (one machine)" : "", c.gemm.summary().c_str(),
                 c.elementwise.summary("element-wise on one core", "GB/s", "MB").c_str());
-    std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s\n", c.computeSlowdown,
+    std::printf("# ranks sharing a host compute %.2fx slower than alone (beyond sharing cores)%s%s\n", c.computeSlowdown,
+                c.oneSampleSlowdown > 0 ? fmt::format(" with micro-batches of {:g} samples, {:.2f}x with one",
+                                                      c.slowdownSamples, c.oneSampleSlowdown).c_str() : "",
                 c.sharingFromModel ? " (measured with the model's own processes: the model file's host_sharing)"
                 : c.sharingKnown   ? ""
                                    : " (not measured)");
