@@ -39,7 +39,7 @@ ddp=$root/examples/pytorch/ddp_train.py plan_only=()
 if [ "$example" = ddp ]; then
     batch=${batch:-64} steps=${steps:-40} model=(--width 8) plan_only=(--tp 1 --pp 1 --overlap on)
     # Steady step times on CPUs, as validate_ddp.sh runs them.
-    export PYTHONPATH=$build/python OMP_NUM_THREADS=1 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296
+    export PYTHONPATH=$build/python OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296
 fi
 batch=${batch:-256} steps=${steps:-15}
 source "$root/bench/planner/common.sh"

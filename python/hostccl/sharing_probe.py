@@ -67,7 +67,7 @@ class _Rank:
     """One process's part: a copy of the model training on the example, the group, and
     the CPU its steps took (``cpu``, from the start of the last ``together``)."""
 
-    def __init__(self, step):
+    def __init__(self, step, alone_core=None):
         import time
         import torch
         import torch.distributed as dist
@@ -76,6 +76,7 @@ class _Rank:
         self.opt = step.optimizer(self.model.parameters())
         self.data = torch.ones(_SYNC_FLOATS)
         self.cpu = 0.0
+        self.alone_core = alone_core
 
     def train(self, steps, one_sample=False):
         """`steps` training steps, each over the example's samples one at a time with
@@ -126,11 +127,18 @@ class _Rank:
         return took
 
     def alone(self, steps, one_sample=False):
-        """Wall seconds for rank 0's `steps` with the others waiting."""
+        """Wall seconds for rank 0's `steps` with the others waiting, on the core the
+        description timed its step on (``alone_core``) if given."""
         self.dist.barrier()
         t0 = self.time.perf_counter()
         if self.dist.get_rank() == 0:
-            self.train(steps, one_sample)
+            allowed = os.sched_getaffinity(0)
+            if self.alone_core is not None:
+                os.sched_setaffinity(0, {self.alone_core})
+            try:
+                self.train(steps, one_sample)
+            finally:
+                os.sched_setaffinity(0, allowed)
         wall = self.time.perf_counter() - t0
         return self.reduce(wall, self.dist.ReduceOp.MAX)
 
@@ -196,7 +204,7 @@ def _figures(alone, shared, per_sync, samples):
             "sync_floor_seconds": per_sync["none"]}
 
 
-def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, out):
+def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, alone_core, out):
     from datetime import timedelta
     import torch
     import torch.distributed as dist
@@ -208,7 +216,7 @@ def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, out):
     dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=index, world_size=ranks,
                             timeout=timedelta(seconds=120))
     try:
-        rank = _Rank(step)
+        rank = _Rank(step, alone_core)
         result = _figures(*_measure(rank, ranks, cores), samples=step.example.shape[0])
         if comm_hooks:
             result["compression_overhead_seconds"] = _hooks_added(rank, comm_hooks)
@@ -230,11 +238,16 @@ def require_picklable(*parts):
                          "(they go to spawned processes): %s" % e) from e
 
 
-def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=None):
+def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=None, alone_core=None):
     """The model file's ``host_sharing``: ``ranks`` processes of ``step`` (planner._Step,
     picklable: they are spawned) on this host's ``cores`` (default: the cores this
     process may use), under ``backend``; with ``comm_hooks`` (spec -> picklable
-    function(ddp, group)) what each adds to a DDP step there."""
+    function(ddp, group)) what each adds to a DDP step there. ``alone_core``: the core
+    the model's times were taken on, where the steps alone run too, so that the
+    slowdown is the shared CPU over those times, the ranks' pace over both cores not
+    counted twice (cores need not be alike: with steps of 1.94 and 1.33 ms on the two,
+    unpinned steps alone read a slowdown of 2.15x where alike cores read 1.68-1.82x,
+    and applied to the slower core's times, 8 ranks' plans came out 29-55 % over)."""
     import torch.multiprocessing as mp
     cores = cores or len(os.sched_getaffinity(0))
     if ranks < 2:
@@ -242,7 +255,7 @@ def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=No
     require_picklable(step.module, step.example, step.loss, step.target, step.optimizer, comm_hooks)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "sharing.json")
-        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, comm_hooks, out),
+        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, comm_hooks, alone_core, out),
                            nprocs=ranks, join=True, start_method="spawn")
         with open(out) as f:
             figures = json.load(f)
