@@ -244,10 +244,9 @@ def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=No
     process may use), under ``backend``; with ``comm_hooks`` (spec -> picklable
     function(ddp, group)) what each adds to a DDP step there. ``alone_core``: the core
     the model's times were taken on, where the steps alone run too, so that the
-    slowdown is the shared CPU over those times, the ranks' pace over both cores not
-    counted twice (cores need not be alike: with steps of 1.94 and 1.33 ms on the two,
-    unpinned steps alone read a slowdown of 2.15x where alike cores read 1.68-1.82x,
-    and applied to the slower core's times, 8 ranks' plans came out 29-55 % over)."""
+    slowdown is the shared CPU over those times (cores need not be alike: on this
+    test machine one vCPU ran the example's step 12-50 % slower than the other for
+    minutes at a time; unpinned, the steps alone would be read against either)."""
     import torch.multiprocessing as mp
     cores = cores or len(os.sched_getaffinity(0))
     if ranks < 2:
