@@ -40,12 +40,29 @@ Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> t
     installFlightRecorderSignal();
 }
 
+namespace {
+// Destroying takes milliseconds; beyond this the log says which part waited.
+constexpr double kSlowDestroyMs = 250;
+double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+}  // namespace
+
 Communicator::~Communicator() {
+    const auto began = std::chrono::steady_clock::now();
     if (health_) health_->close();  // a goodbye first: our closing channels are not a death
+    const auto healthClosed = std::chrono::steady_clock::now();
     links_.reset();  // before the peer table it points at
     if (tracer_) tracer_->flush();
     profiling::detach(this);
     forgetWindowsOf(this);
+    const auto ended = std::chrono::steady_clock::now();
+    const double total = quiesceMs_ + msBetween(began, ended);
+    if (total >= kSlowDestroyMs)
+        log::warn("{}: destroying took {:.0f} ms: {:.0f} ms for the ops in flight, {:.0f} ms closing the health "
+                  "channels (notices this rank passes on), {:.0f} ms closing the links and the rest",
+                  describe(site("destroy")), total, quiesceMs_, msBetween(began, healthClosed),
+                  msBetween(healthClosed, ended));
 }
 
 ErrorSite Communicator::site(const char* op) const {
@@ -352,8 +369,13 @@ void Communicator::quiesce() {
     idleWaiters_.fetch_add(1);
     struct Leave {
         std::atomic<int>& waiters;
-        ~Leave() { waiters.fetch_sub(1); }
-    } leave{idleWaiters_};
+        std::chrono::steady_clock::time_point began;
+        double& took;
+        ~Leave() {
+            waiters.fetch_sub(1);
+            took = msBetween(began, std::chrono::steady_clock::now());
+        }
+    } leave{idleWaiters_, std::chrono::steady_clock::now(), quiesceMs_};
     std::unique_lock<std::mutex> lock(idleMutex_);
     auto limit = std::chrono::seconds(options_.execTimeoutSec > 0 ? options_.execTimeoutSec : 1836);
     auto settled = [&] { return inflight() == 0 || failure_.failed(); };

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -142,6 +143,9 @@ private:
     alignas(64) std::atomic<uint64_t> opsEnqueued_{0};
     alignas(64) std::atomic<uint64_t> opsFinished_{0};
     std::atomic<int> idleWaiters_{0};  // threads in quiesce(): only they need idle_'s notice
+    // How long destroying waited for the ops (quiesce): the destructor names the part
+    // that made a slow destroy slow.
+    double quiesceMs_ = 0;
     uint64_t inflight() const {
         const uint64_t finished = opsFinished_.load();  // first: every finished op was enqueued before
         return opsEnqueued_.load() - finished;

@@ -46,7 +46,10 @@ bool sendRemote(const Membership& m, uint32_t target, const Frame& f) {
     const PeerInfo& p = (*m.peers)[target];
     const Deadline deadline = Deadline::after(kNoticeStep);
     std::string err;
-    net::Fd fd = net::connectTcp(net::Endpoint{p.ip, p.port}, deadline, &err);
+    // Refused: the target's process is gone (its listener lives as long as it does).
+    // Retrying until the step's deadline held up a survivor's destroy by a second
+    // when the rank it passed a notice to had destroyed and exited first.
+    net::Fd fd = net::connectTcp(net::Endpoint{p.ip, p.port}, deadline, &err, net::OnRefused::Fail);
     const net::Hello hello = net::makeHello(net::Purpose::Notice, m.commId, m.rank, target);
     const std::string frame = encodeFrame(f);
     const uint64_t mac = noticeMac(m.secret, hello, frame);

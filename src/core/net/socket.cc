@@ -153,7 +153,8 @@ static bool waitFd(int fd, short events, Deadline deadline, std::string* err) {
 }
 
 // One non-blocking connect attempt; 1 connected, 0 retryable failure, -1 fatal.
-static int connectOnce(const sockaddr_in& sa, Deadline deadline, Fd* out, std::string* err) {
+static int connectOnce(const sockaddr_in& sa, Deadline deadline, OnRefused onRefused, Fd* out, std::string* err) {
+    const int refused = onRefused == OnRefused::Retry ? 0 : -1;
     Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd.valid()) {
         *err = errnoText("socket");
@@ -162,10 +163,8 @@ static int connectOnce(const sockaddr_in& sa, Deadline deadline, Fd* out, std::s
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof sa);
     if (rc != 0 && errno != EINPROGRESS) {
         *err = errnoText("connect");
-        return (errno == ECONNREFUSED || errno == ENETUNREACH || errno == EHOSTUNREACH || errno == ETIMEDOUT ||
-                errno == EAGAIN)
-                   ? 0
-                   : -1;
+        if (errno == ECONNREFUSED) return refused;
+        return (errno == ENETUNREACH || errno == EHOSTUNREACH || errno == ETIMEDOUT || errno == EAGAIN) ? 0 : -1;
     }
     if (rc != 0) {
         if (!waitFd(fd.get(), POLLOUT, deadline, err)) return -1;
@@ -174,14 +173,14 @@ static int connectOnce(const sockaddr_in& sa, Deadline deadline, Fd* out, std::s
         getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &soerr, &len);
         if (soerr != 0) {
             *err = std::string("connect: ") + std::strerror(soerr);
-            return 0;
+            return soerr == ECONNREFUSED ? refused : 0;
         }
     }
     *out = std::move(fd);
     return 1;
 }
 
-Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err) {
+Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err, OnRefused onRefused) {
     sockaddr_in sa;
     if (!toSockaddr(to.ip, to.port, &sa) || to.ip.empty()) {
         *err = "not an IPv4 address: '" + to.ip + "'";
@@ -190,7 +189,7 @@ Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err) {
     auto backoff = std::chrono::milliseconds(1);
     for (;;) {
         Fd fd;
-        int rc = connectOnce(sa, deadline, &fd, err);
+        int rc = connectOnce(sa, deadline, onRefused, &fd, err);
         if (rc == 1) {
             int flags = fcntl(fd.get(), F_GETFL);
             fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);

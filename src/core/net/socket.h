@@ -53,9 +53,12 @@ uint16_t boundPort(int fd);
 std::string localIp(int fd);   // address of our side of a connected socket
 std::string peerIp(int fd);
 
-// Connects, retrying refused/unreachable attempts with back-off until the deadline
-// (the peer's listener may not be up yet).
-Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err);
+// What a refused attempt means: the peer's listener may not be up yet (retried), or
+// it lives as long as the peer's process, so the process is gone (final).
+enum class OnRefused { Retry, Fail };
+// Connects, retrying unreachable attempts (and refused ones, by default) with
+// back-off until the deadline.
+Fd connectTcp(const Endpoint& to, Deadline deadline, std::string* err, OnRefused onRefused = OnRefused::Retry);
 // Accepts one connection or returns an invalid Fd when the deadline passes.
 Fd acceptTcp(int listenFd, Deadline deadline, std::string* err);
 
