@@ -23,7 +23,8 @@ while at 4 and 8 ranks on 2 cores DDP steps with it took 2 ms longer than withou
 
 Its cost grows with the step: each rank trains 8 x 120 steps beside the others (16 of
 them a sample at a time) and rank 0 as many alone (about 25 s at 8 ranks on 2 cores for
-the example's 1.4 ms step, spawning included), and the hooks' turns up to 12 s more.
+the example's 1.4 ms step, spawning included; the one-sample steps pass at most 8
+samples whatever the example's size), and the hooks' turns up to 12 s more.
 The figures are hostccl-plan's raw probe figures (``host_sharing`` in the model file);
 the planner takes the op's own time out as it does for its own probe.
 """
@@ -46,7 +47,13 @@ _ROUNDS = 8
 # micro-batches runs it), for the compute slowdown at that size: passes over small
 # batches share a core more cheaply (8 ranks of the example CNN on 2 cores: 1.24-1.26x
 # for one-sample passes where whole steps of 8 read 1.4-1.8x), and plans of many
-# micro-batches were predicted 20-39 % over with the whole step's.
+# micro-batches were predicted 20-39 % over with the whole step's. At most
+# _MICRO_PASSES passes a step (the first samples of the example): the figure is the
+# slowdown of one-sample passes, and passing a 256-sample example one at a time would
+# make the interval 32 times as long for the same reading (a larger share of the
+# optimizer's step in it, which shares a core more dearly: the figure reads high, if
+# anything, for examples of more than 8 samples).
+_MICRO_PASSES = 8
 _INTERVALS = (("none", 0, 40, False), ("short", 1, 40, False), ("long", 4, 16, False), ("micro", 1, 16, True))
 _SYNC_FLOATS = (64 << 10) // 4  # the C++ probe's message: 64 KiB (kSyncProbeBytes)
 # The comm hooks: DDP steps with each hook and with none, one step of each in turn
@@ -79,10 +86,11 @@ class _Rank:
         self.alone_core = alone_core
 
     def train(self, steps, one_sample=False):
-        """`steps` training steps, each over the example's samples one at a time with
-        `one_sample` (gradients accumulated, one optimizer step)."""
+        """`steps` training steps, each over the example's first samples one at a time
+        with `one_sample` (at most _MICRO_PASSES; gradients accumulated, one optimizer
+        step)."""
         example = self.step.example
-        passes = [example[i:i + 1] for i in range(example.shape[0])] if one_sample else [example]
+        passes = [example[i:i + 1] for i in range(min(example.shape[0], _MICRO_PASSES))] if one_sample else [example]
         began = self.time.thread_time()  # CPU backward runs on the calling thread
         for _ in range(steps):
             for x in passes:

@@ -207,6 +207,31 @@ def test_host_sharing_figures_are_the_cpp_probes_arithmetic():
     assert sharing_probe._figures(alone, shared, per_sync, samples=1)["compute_slowdown_one_sample"] == 1.5
 
 
+def test_one_sample_steps_pass_at_most_eight_samples():
+    """The probe's one-sample steps: every sample of a small example, the first 8 of a
+    larger one (a 256-sample example would otherwise make 256 passes a step)."""
+    from hostccl import sharing_probe
+
+    class Counting(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+            self.rows = []
+
+        def forward(self, x):
+            self.rows.append(x.shape[0])
+            return x * self.w
+
+    for samples, passes in ((5, [1] * 5), (8, [1] * 8), (256, [1] * 8)):
+        step = planner._Step(Counting(), torch.randn(samples, 3), None, None, lambda p: torch.optim.SGD(p, lr=0.1))
+        rank = sharing_probe._Rank(step)
+        rank.train(2, one_sample=True)
+        assert step.module.rows == passes * 2
+        step.module.rows.clear()
+        rank.train(1)  # a whole step: the example at once
+        assert step.module.rows == [samples]
+
+
 def _fp16_hook(ddp, group):
     """A comm hook's registration the sharing probe's spawned processes can get (a
     module-level function pickles; a lambda does not)."""
