@@ -88,19 +88,24 @@ void pipelineStep(ProbeRank& r, uint32_t me, uint32_t n, int microBatches) {
 }
 
 // Seconds per hand-off while the pipeline fills and drains, beyond the longer of
-// its dependency chain at a core per stage and its compute over the cores.
+// its dependency chain at a core per stage and its busiest host's compute over its
+// cores. Every rank of the job is a stage, in job order (under a launcher a pipeline
+// across the hosts as plans place theirs, with 2 (n - 1) hand-offs to spread the
+// scheduler's delays over: with a stage per rank of one host, 4 hosts of 2 read
+// 2.5-3.0 ms a hand-off from two, and a pipeline over 4 hosts of dp2 pp4 mb8 then came
+// out 36 % over, all of it the hand-offs' charge).
 double measureHandoff(ProbeHost& host, double cores) {
-    const uint32_t n = host.size();
+    const uint32_t n = host.jobSize(), local = host.size();
     const int mb = int(n);
     double pass = 1e9, mean = 0;  // one stage's micro-batch, forward and backward, alone
-    host.together([&](ProbeRank& r, uint32_t s) { pipelineStep(r, s, n, mb); });  // warm
+    host.acrossJob([&](ProbeRank& r, uint32_t s) { pipelineStep(r, s, n, mb); });  // warm
     for (int round = 0; round < kPipelineRounds; ++round) {
         pass = std::min(pass, host.alone([&](ProbeRank& r) { r.gemms(3 * kForwardGemms * kPipelineSteps); }) / kPipelineSteps);
-        mean += host.together([&](ProbeRank& r, uint32_t s) {
+        mean += host.acrossJob([&](ProbeRank& r, uint32_t s) {
                     for (int k = 0; k < kPipelineSteps; ++k) pipelineStep(r, s, n, mb);
                 }) / kPipelineSteps / kPipelineRounds;
     }
-    const double chain = double(n + mb - 1) * pass, compute = double(n) * mb * pass / std::min(cores, double(n));
+    const double chain = double(n + mb - 1) * pass, compute = double(local) * mb * pass / std::min(cores, double(local));
     return std::max(0.0, (mean - std::max(chain, compute)) / (2.0 * double(n - 1)));
 }
 }  // namespace

@@ -15,6 +15,7 @@ namespace hostccl::plan {
 namespace {
 constexpr int kGemmN = 256;
 constexpr uint64_t kHostCommId = 0x504c'414e'484f'5354;  // "PLANHOST", plus the host's index
+constexpr uint64_t kHandoffFloats = 256;
 
 bool ready(ProbeRank* r, HcclComm comm) {
     r->comm = comm;
@@ -47,11 +48,11 @@ void ProbeRank::allReduce() {
 }
 
 void ProbeRank::send(uint32_t peer) {
-    if (rc == HCCL_SUCCESS) finish(HcclSend(data.data(), data.size(), HCCL_DATA_TYPE_FP32, peer, comm, stream));
+    if (rc == HCCL_SUCCESS) finish(HcclSend(data.data(), kHandoffFloats, HCCL_DATA_TYPE_FP32, peer, comm, stream));
 }
 
 void ProbeRank::recv(uint32_t peer) {
-    if (rc == HCCL_SUCCESS) finish(HcclRecv(data.data(), data.size(), HCCL_DATA_TYPE_FP32, peer, comm, stream));
+    if (rc == HCCL_SUCCESS) finish(HcclRecv(data.data(), kHandoffFloats, HCCL_DATA_TYPE_FP32, peer, comm, stream));
 }
 
 bool ProbeHost::open(uint32_t threadRanks, std::string* why) {
@@ -96,8 +97,9 @@ bool ProbeHost::openLaunched(std::string* why) {
         return *why = fmt::format("creating the communicators to probe the hosts failed: {}", HcclGetErrorString(rc)), false;
     first_ = me == 0;
     hostRanks_ = uint32_t(mine.size());
+    jobRank_ = me, jobSize_ = n;
     ranks_.assign(1, ProbeRank{});
-    if (!ready(&ranks_[0], sub) || aclrtCreateStream(&worldStream_) != ACL_SUCCESS)
+    if (!ready(&ranks_[0], sub) || !ready(&job_, world_) || aclrtCreateStream(&worldStream_) != ACL_SUCCESS)
         return *why = "probing the host: cannot create a stream", false;
     return true;
 }
@@ -114,6 +116,9 @@ bool ProbeHost::close(std::string* why) {
         if (r.comm != nullptr) HcclCommDestroy(r.comm);
     }
     ranks_.clear();
+    failed(job_.rc);
+    if (job_.stream != nullptr) aclrtDestroyStream(job_.stream);  // its communicator is world_
+    job_ = ProbeRank{};
     if (worldStream_ != nullptr) aclrtDestroyStream(worldStream_);
     if (world_ != nullptr) HcclCommDestroy(world_);
     world_ = nullptr, worldStream_ = nullptr;
@@ -126,16 +131,24 @@ bool ProbeHost::worldReduce(double* seconds, HcclReduceOp op) {
     return rc_ == HCCL_SUCCESS;
 }
 
+// Every process of the job from a barrier; each times its own part.
+double ProbeHost::timedOverJob(const std::function<void()>& part) {
+    if (rc_ == HCCL_SUCCESS) rc_ = HcclBarrier(world_, worldStream_);
+    if (rc_ == HCCL_SUCCESS && aclrtSynchronizeStream(worldStream_) != ACL_SUCCESS) rc_ = HCCL_E_RUNTIME;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (rc_ == HCCL_SUCCESS) part();
+    double t = secondsSince(t0);
+    worldReduce(&t, HCCL_REDUCE_MAX);
+    return t;
+}
+
+double ProbeHost::acrossJob(const std::function<void(ProbeRank&, uint32_t)>& body) {
+    if (world_ == nullptr) return together(body);
+    return timedOverJob([&] { body(job_, jobRank_); });
+}
+
 double ProbeHost::together(const std::function<void(ProbeRank&, uint32_t)>& body) {
-    if (world_ != nullptr) {  // every process of the job from a barrier; each times its own part
-        if (rc_ == HCCL_SUCCESS) rc_ = HcclBarrier(world_, worldStream_);
-        if (rc_ == HCCL_SUCCESS && aclrtSynchronizeStream(worldStream_) != ACL_SUCCESS) rc_ = HCCL_E_RUNTIME;
-        const auto t0 = std::chrono::steady_clock::now();
-        if (rc_ == HCCL_SUCCESS) body(ranks_[0], index_);
-        double t = secondsSince(t0);
-        worldReduce(&t, HCCL_REDUCE_MAX);
-        return t;
-    }
+    if (world_ != nullptr) return timedOverJob([&] { body(ranks_[0], index_); });
     std::atomic<size_t> waiting{0};
     std::atomic<bool> go{false};
     std::vector<std::thread> threads;

@@ -24,6 +24,8 @@ struct ProbeRank {
 
     void gemms(int count);  // `count` sgemms of 256 x 256 (about 0.3 ms each on one core)
     void allReduce();       // of `data`, waited for
+    // A pipeline's hand-off: 1 KiB of `data` (what is timed is the wake-up, not the
+    // wire, which the plan's hops charge on their own).
     void send(uint32_t peer);
     void recv(uint32_t peer);
 
@@ -40,11 +42,17 @@ public:
     // Closes them; false and `why` (if still empty) when an op had failed.
     bool close(std::string* why);
     uint32_t size() const { return hostRanks_; }
+    // The job's ranks (thread ranks: the host's).
+    uint32_t jobSize() const { return world_ != nullptr ? jobSize_ : hostRanks_; }
 
     // Wall seconds for `body(rank, i)` on every rank i of the host at once, from a
     // common start; under a launcher every host runs it, and the slowest rank's time
     // counts.
     double together(const std::function<void(ProbeRank&, uint32_t)>& body);
+    // The same with every rank of the job as one: `body(rank, i)` for job rank i over
+    // the job's communicator (a pipeline across the hosts, stage-major as plans place
+    // their stages); thread ranks: together().
+    double acrossJob(const std::function<void(ProbeRank&, uint32_t)>& body);
     // Wall seconds for `body` on the host's first rank with every other rank idle
     // (under a launcher the job's first rank; the others wait).
     double alone(const std::function<void(ProbeRank&)>& body);
@@ -55,9 +63,12 @@ public:
 private:
     bool openLaunched(std::string* why);
     bool worldReduce(double* seconds, HcclReduceOp op);  // launched: over the job's ranks
+    double timedOverJob(const std::function<void()>& part);  // launched: from a barrier, the slowest
 
     std::vector<ProbeRank> ranks_;  // every rank here, or this process's one
     HcclComm world_ = nullptr;      // launched: the job's communicator
+    ProbeRank job_;                 // launched: this process's rank of it
+    uint32_t jobRank_ = 0, jobSize_ = 0;
     aclrtStream worldStream_ = nullptr;
     uint32_t hostRanks_ = 0, index_ = 0;  // ranks on the host; this process's among them
     bool first_ = true;                   // launched: the job's rank 0

@@ -90,18 +90,21 @@ grep -qE '^# ranks sharing a host compute [0-9.]+x slower than alone \(beyond sh
     || { cat "$dir/crowd.txt"; fail "host sharing was not measured"; }
 grep -qE '^# crowded hosts \(3 ranks on 2 cores\): each collective costs [0-9.]+ us more between compute phases \(in full from [0-9]+ us of compute since the last, [0-9.]+ us with none\) and [0-9.]+ % of the compute since the last; a pipeline [0-9.]+ us per hand-off filling and draining$' "$dir/crowd.txt" \
     || { cat "$dir/crowd.txt"; fail "the crowded host's sync and hand-off costs are not reported"; }
-# Under a launcher (2 processes of one host given 1 core): the cluster and the host's
-# sharing probed with the job's own processes; rank 0 plans and writes the file.
+# Under a launcher (2 emulated hosts of 2 processes, each host given 1 core): the
+# cluster and the hosts' sharing probed with the job's own processes (the pipeline's
+# hand-offs across the hosts); rank 0 plans and writes the file.
 port=$((20000 + RANDOM % 12000)) pids=()
-for r in 0 1; do
-    env RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r HOSTCCL_ROOT_ADDR=127.0.0.1:$port "$plan" --model "$dir/mlp.json" \
-        --global-batch 32 --probe --cores 1 --gflops 50 -o "$dir/launched.json" > "$dir/launched.$r" 2>&1 &
+for r in 0 1 2 3; do
+    env RANK=$r WORLD_SIZE=4 LOCAL_RANK=$((r % 2)) HOSTCCL_HOST_ID=host$((r / 2)) HOSTCCL_ROOT_ADDR=127.0.0.1:$port \
+        "$plan" --model "$dir/mlp.json" --global-batch 32 --probe --cores 1 --gflops 50 -o "$dir/launched.json" \
+        > "$dir/launched.$r" 2>&1 &
     pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || { cat "$dir"/launched.*; fail "planning under a launcher failed"; }; done
-grep -qE '^# crowded hosts \(2 ranks on 1 cores\): each collective costs [0-9.]+ us more' "$dir/launched.0" \
-    || { cat "$dir/launched.0"; fail "the launched job's processes did not measure the host's sharing"; }
-[ -s "$dir/launched.json" ] && ! grep -q '^#' "$dir/launched.1" || { cat "$dir"/launched.*; fail "rank 1 planned too, or nobody wrote the plan"; }
+grep -q '^# cluster: 2 hosts x 2 ranks' "$dir/launched.0" || { cat "$dir/launched.0"; fail "the launched job's hosts were not found"; }
+grep -qE '^# crowded hosts \(2 ranks on 1 cores\): each collective costs [0-9.]+ us more.*; a pipeline [0-9.]+ us per hand-off' "$dir/launched.0" \
+    || { cat "$dir/launched.0"; fail "the launched job's processes did not measure the hosts' sharing"; }
+[ -s "$dir/launched.json" ] && ! grep -q '^#' "$dir"/launched.[123] || { cat "$dir"/launched.*; fail "another rank planned too, or nobody wrote the plan"; }
 # The same costs given: reported as given and written into the plan file.
 "$plan" --model "$dir/mlp.json" --global-batch 48 --hosts 1 --ranks-per-host 4 --cores 2 --gflops 50 --elementwise-GBps 40 \
     --sync-us 100 --sync-per-compute 0.05 --handoff-us 1000 --sync-ramp-us 2500 --sync-floor-us 40 --pooled-cores -o "$dir/given.json" > "$dir/given.txt" \
