@@ -41,11 +41,9 @@ TEST(SocketConnect, RefusedIsFinalWhenAskedSo) {
 }
 
 TEST(SocketConnect, RefusedIsRetriedUntilTheListenerComesUp) {
+    const uint16_t port = closedPort();  // refused until it listens again below
     std::string why;
-    Fd listener = hostccl::net::listenTcp("127.0.0.1", 0, &why);
-    ASSERT_TRUE(listener.valid()) << why;
-    const uint16_t port = hostccl::net::boundPort(listener.get());
-    listener = Fd();  // refused from now on, until it listens again below
+    Fd listener;
     std::thread later([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(300));
         listener = hostccl::net::listenTcp("127.0.0.1", port, &why);
