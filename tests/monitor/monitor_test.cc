@@ -229,7 +229,6 @@ TEST(Monitor, AHealthyJobReportsNothingAndCountsEveryOp) {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("hostccl_collective_ops_total{" + labels + ",op=\"allreduce\"} 40\n"), std::string::npos)
         << path << ":\n" << text.substr(0, 1000);
-    std::remove(path.c_str());
     // hostccl-status, asked by host name, finds nothing (exit status 0).
     const auto [status, code] = run(std::string(HOSTCCL_STATUS_TOOL) + " localhost:" + std::to_string(job.portOf(0)));
     EXPECT_EQ(code, 0) << status;
@@ -237,6 +236,11 @@ TEST(Monitor, AHealthyJobReportsNothingAndCountsEveryOp) {
     EXPECT_NE(status.find("nothing found"), std::string::npos) << status;
     expectAllExitZero(job.finish());
     unsetenv("HOSTCCL_METRICS_FILE");
+    // Each process rewrites its file until it exits: remove them all once they have.
+    for (const auto& [rank, s] : st) {
+        std::string done = file;
+        std::remove(done.replace(done.find("%p"), 2, std::to_string(s["pid"].get<int>())).c_str());
+    }
 }
 
 TEST(Monitor, ARankLateToEveryCollectiveIsNamedTheStragglerWithin10s) {

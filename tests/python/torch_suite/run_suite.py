@@ -83,9 +83,11 @@ if os.environ.get("HOSTCCL_TORCH_SUITE_TEST") == "1":
 
 
 def _chunk_command(args, tests):
+    # TMPDIR too: the suite's FileStore files (NamedTemporaryFile, never deleted)
+    # then go with the directory.
+    scratch = tempfile.mkdtemp(prefix="hostccl-torch-suite-")
     env = dict(os.environ, BACKEND=args.backend, WORLD_SIZE=str(args.world_size), HOSTCCL_TORCH_SUITE_TEST="1",
-               HOSTCCL_TORCH_SUITE_AS_GLOO="1" if args.as_gloo else "0",
-               TEMP_DIR=tempfile.mkdtemp(prefix="hostccl-torch-suite-"))
+               HOSTCCL_TORCH_SUITE_AS_GLOO="1" if args.as_gloo else "0", TEMP_DIR=scratch, TMPDIR=scratch)
     return [sys.executable, os.path.abspath(__file__), "--run-here", ",".join(tests)], env
 
 
