@@ -83,6 +83,11 @@ struct Cluster {
     double slowdownSamples = 0;
     // The cluster as a plan of `samples` per micro-batch computes on it.
     Cluster forMicroBatch(uint64_t samples) const;
+    // The cluster as ranks meet it when at most `ranks` of a core group run at once
+    // (a pipeline with fewer micro-batches than stages never has every stage
+    // running): the sync costs, probed with every rank running, scaled by how far
+    // past its cores the group is then crowded, none at one rank a core or fewer.
+    Cluster withRunningAtOnce(uint32_t ranks) const;
     bool sharingKnown = false;  // the figures above were probed or given
     bool sharingFromModel = false;  // ... measured with the model's own processes (its file's host_sharing)
     // The hosts run on one machine's cores (emulated hosts, as bench/planner's
@@ -107,10 +112,13 @@ struct Cluster {
     double syncExtra(double computeSince) const {
         const double ramp = syncRampSeconds > computeSince ? computeSince / syncRampSeconds : 1;
         const double floor = std::min(syncFloorSeconds, syncExtraSeconds);
-        return crowded() ? floor + (syncExtraSeconds - floor) * ramp + syncExtraPerCompute * computeSince : 0;
+        const double extra = floor + (syncExtraSeconds - floor) * ramp + syncExtraPerCompute * computeSince;
+        return crowded() ? syncCrowding * extra : 0;
     }
     // The fixed part alone, whatever the compute before (hand-offs, bucket collectives).
-    double syncFixed() const { return crowded() ? syncExtraSeconds : 0; }
+    double syncFixed() const { return crowded() ? syncCrowding * syncExtraSeconds : 0; }
+    // The part of the probed crowding the sync costs meet (withRunningAtOnce).
+    double syncCrowding = 1;
     // Seconds one rank spends on `bytes` of element-wise work done in passes of
     // `passBytes` each (at its core share).
     double elementwiseSeconds(double bytes, double passBytes) const;

@@ -170,6 +170,13 @@ double crowdedPipeline(const Cluster& c, const Plan& p, const std::vector<Stage>
     return std::max(chain, p.microBatches * busiest / cores) + 2.0 * (p.pp - 1) * c.handoffSeconds;
 }
 
+// A GPipe pipeline of m micro-batches has at most min(m, pp) stages running at once:
+// the most of a core group's ranks that compute at the same time.
+uint32_t ranksRunningAtOnce(const Cluster& c, const Plan& p) {
+    const uint32_t stages = std::min(p.microBatches, p.pp);
+    return std::min<uint32_t>(c.coreGroups().ranks, p.dp * p.tp * stages);
+}
+
 // The stages as balancedStages cuts them, each with its per-micro-batch times, and
 // the hop from each stage to the next (each way).
 struct Pipeline {
@@ -298,7 +305,8 @@ double optimizerSeconds(const Workload& w, const Cluster& c, uint64_t weights) {
 Prediction predictStep(const Workload& w, const Cluster& cluster, CommEstimator& comm, const Plan& p) {
     const std::vector<LayerSpec>& L = w.model.layers;
     const uint64_t mb = w.globalBatch / p.dp / p.microBatches;
-    const Cluster c = cluster.forMicroBatch(mb);  // small micro-batches share cores more cheaply
+    // Small micro-batches share cores more cheaply; a short pipeline's ranks crowd them less.
+    const Cluster c = cluster.forMicroBatch(mb).withRunningAtOnce(ranksRunningAtOnce(cluster, p));
     const std::vector<LayerTimes> t = layerTimes(w, c, comm, p, mb);
     Prediction out;
     const Pipeline pl = cutStages(w, c, comm, p, mb, t, &out.stageStarts);

@@ -495,6 +495,39 @@ TEST(PlannerPredict, CrowdedPipelinesPayHandOffsAndReplicasTheirDrift) {
     EXPECT_NEAR(tpOnly.dpExposedSeconds, 0.0, 1e-15);
 }
 
+// A pipeline with fewer micro-batches than stages never runs every stage at once:
+// its ranks meet the probed sync costs (every rank running) as far as the ranks
+// running at once crowd the cores. Measured, 8 ranks on 2 cores: tp2 pp4 with one
+// micro-batch (a stage of 2 ranks runs at a time) took 27.1 ms where its TP
+// allreduces and hand-offs charged at the whole host's crowding predicted 35.8.
+TEST(PlannerPredict, PipelinesShorterThanTheirStagesCrowdLess) {
+    Cluster c = toyCluster(1, 8);
+    ASSERT_TRUE(sim::setCores(&c.platform, 2));
+    c.syncExtraSeconds = 1e-3, c.syncExtraPerCompute = 0.1;
+    EXPECT_DOUBLE_EQ(c.withRunningAtOnce(8).syncFixed(), 1e-3);
+    EXPECT_DOUBLE_EQ(c.withRunningAtOnce(64).syncFixed(), 1e-3);
+    EXPECT_DOUBLE_EQ(c.withRunningAtOnce(4).syncFixed(), 1e-3 / 3);  // 2 a core of the probed 4
+    EXPECT_DOUBLE_EQ(c.withRunningAtOnce(4).syncExtra(0.01), (1e-3 + 0.1 * 0.01) / 3);
+    EXPECT_EQ(c.withRunningAtOnce(2).syncExtra(0.01), 0.0);  // a core each
+    EXPECT_DOUBLE_EQ(toyCluster(1, 8).withRunningAtOnce(2).syncCrowding, 1.0);  // not crowded at all
+
+    const Workload w{toyModel(), 32, 0};
+    CommEstimator comm(c.platform);
+    Cluster quiet = c;
+    quiet.syncExtraSeconds = quiet.syncExtraPerCompute = 0;
+    Plan p;
+    p.tp = 2, p.pp = 4, p.microBatches = 1;
+    // One stage of 2 ranks at a time on 2 cores: nothing of the crowding to pay.
+    EXPECT_DOUBLE_EQ(predictStep(w, c, comm, p).stepSeconds, predictStep(w, quiet, comm, p).stepSeconds);
+    // Two micro-batches, two stages at once: a third of it; four, every stage: all.
+    p.microBatches = 2;
+    const double two = predictStep(w, c, comm, p).tpSeconds - predictStep(w, quiet, comm, p).tpSeconds;
+    p.microBatches = 4;
+    const double four = predictStep(w, c, comm, p).tpSeconds - predictStep(w, quiet, comm, p).tpSeconds;
+    EXPECT_GT(two, 0.0);
+    EXPECT_GT(four, two);
+}
+
 // Hosts emulated on one machine share its cores: a pipeline with a stage a host
 // runs faster than each host held to its part of the cores (a stage waiting to be
 // handed its input leaves its cores to the others), bounded below by all its
