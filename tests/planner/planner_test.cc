@@ -519,7 +519,8 @@ TEST(PlannerPredict, PipelinesShorterThanTheirStagesCrowdLess) {
     p.tp = 2, p.pp = 4, p.microBatches = 1;
     // One stage of 2 ranks at a time on 2 cores: nothing of the crowding to pay.
     EXPECT_DOUBLE_EQ(predictStep(w, c, comm, p).stepSeconds, predictStep(w, quiet, comm, p).stepSeconds);
-    // Two micro-batches, two stages at once: a third of it; four, every stage: all.
+    // Two micro-batches run two stages at once (4 ranks, 2 a core: a third of the
+    // crowding); four run every stage (all of it).
     p.microBatches = 2;
     const double two = predictStep(w, c, comm, p).tpSeconds - predictStep(w, quiet, comm, p).tpSeconds;
     p.microBatches = 4;
