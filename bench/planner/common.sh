@@ -1,11 +1,15 @@
 # The validation scripts' shared steps (sourced): which plans to run, a table row per
 # plan (predicted against the median measured) and the two verdicts. Needs $py.
 
-# choose_plans PLAN_FILE: the first 5 plans' ranks, then 5 spread evenly over the rest.
+# choose_plans PLAN_FILE: the first 5 plans' ranks, then 5 spread evenly over the rest;
+# every plan's with PLAN_CHOICE=all (narrow the search: every plan runs `runs` times).
 choose_plans() {
-    $py - "$1" <<'PY'
+    $py - "$1" "${PLAN_CHOICE:-spread}" <<'PY'
 import json, sys
 ranks = [p["rank"] for p in json.load(open(sys.argv[1]))["plans"]]
+if sys.argv[2] == "all":
+    print("\n".join(map(str, ranks)))
+    sys.exit()
 top, rest = ranks[:5], ranks[5:]
 spread = [rest[round(i * (len(rest) - 1) / 4)] for i in range(5)] if len(rest) >= 5 else rest
 for r in top + sorted(set(spread)):

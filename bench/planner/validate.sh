@@ -5,11 +5,14 @@
 # predicted against measured step time per plan, with the issue's two verdicts:
 # >= 80 % of the plans within 20 % of the measured median, and the first choice
 # the fastest measured or within 10 % of it.
-#   bash bench/planner/validate.sh [--ranks 4] [--batch 256] [--steps 25] [--runs 3] [-- train_mlp model flags]
+# With --all every plan the planner lists runs instead (narrow the search with
+# --search, e.g. --search "--compression none --buckets 1M --overlap off --max-micro-batches 8").
+#   bash bench/planner/validate.sh [--ranks 4] [--batch 256] [--steps 25] [--runs 3] [--all] [--search "ARGS"]
+#                                  [-- train_mlp model flags]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${HOSTCCL_BUILD:-$root/build}
-ranks=4 batch=256 steps=25 runs=3
+ranks=4 batch=256 steps=25 runs=3 top=10 search=()
 model=(--width 256 --hidden 1024 --blocks 4)
 while [ $# -gt 0 ]; do
     case $1 in
@@ -17,6 +20,8 @@ while [ $# -gt 0 ]; do
         --batch) batch=$2; shift 2 ;;
         --steps) steps=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
+        --all) export PLAN_CHOICE=all; top=0; shift ;;
+        --search) read -ra search <<<"$2"; shift 2 ;;
         --) shift; model=("$@"); break ;;
         *) echo "validate.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -27,8 +32,8 @@ dir=$(mktemp -d /tmp/hostccl-plan-validate.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
 "$mlp" --describe-model "$dir/model.json" "${model[@]}"
-"$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --top 10 \
-    -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
+"$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --top "$top" \
+    "${search[@]}" -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
 # Which plans to run: the first 5, then 5 spread evenly over the rest.
 step_ms() {
     local out
