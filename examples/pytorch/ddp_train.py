@@ -118,6 +118,15 @@ def local_world(world):
     return world
 
 
+def intra_op_threads(world):
+    """One core's worth of intra-op threads per process: the host's cores shared among its
+    ranks, and never more than the cores this process may run on (a launcher that binds
+    each rank to its cores: two threads on one bound core took a scheduler tick, 4 ms,
+    per micro-batch; 8 one-sample micro-batches then took 32 ms a step, not 6)."""
+    allowed = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(allowed, (os.cpu_count() or 1) // local_world(world)))
+
+
 def read_plan(spec):
     """Plan N (1-based) of a plan file "FILE[:N]", checked for what DDP can run."""
     path, _, index = spec.partition(":")
@@ -190,8 +199,7 @@ def step_once(ddp, model, x, y, world, args):
 
 
 def train(rank, world, args):
-    # One core's worth of intra-op threads per process: more only oversubscribe.
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // local_world(world)))
+    torch.set_num_threads(intra_op_threads(world))
     if args.shareable_memory:  # before the model and DDP: its gradient buckets become shareable
         hostccl.torch.use_shareable_memory()
     if args.plan:
@@ -226,10 +234,10 @@ def train(rank, world, args):
         wire = ""
         if state is not None:
             wire = ", sent %.1f %% of fp32's bytes" % (100.0 * state.wire_bytes / max(1, state.fp32_wire_bytes))
-        print("%s, %d ranks, hook %s, batch %d in %d micro-batches, buckets %.3g MiB, overlap %s: %d parameters, "
-              "final loss %.4f, median step %.2f ms (mean %.2f ms)%s" %
+        print("%s, %d ranks, hook %s, batch %d in %d micro-batches, buckets %.3g MiB, overlap %s, %d intra-op "
+              "threads: %d parameters, final loss %.4f, median step %.2f ms (mean %.2f ms)%s" %
               (args.backend, world, args.hook, args.batch, args.micro_batches, args.bucket_mb,
-               "on" if args.overlap else "off", params, loss, statistics.median(steady) * 1e3,
+               "on" if args.overlap else "off", torch.get_num_threads(), params, loss, statistics.median(steady) * 1e3,
                statistics.mean(steady) * 1e3, wire), flush=True)
     if not same:
         raise SystemExit("rank %d: the model differs from rank 0's" % rank)

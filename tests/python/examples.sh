@@ -50,6 +50,19 @@ slurm() {  # two processes with the variables srun gives its tasks
 }
 check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
 
+# A rank bound to one core (as mpirun --bind-to core or srun --cpu-bind leave it) runs one
+# intra-op thread there, however many cores the host has.
+if command -v taskset >/dev/null; then
+    out=$(taskset -c 0 timeout 300 "$python" "$script" --spawn 1 --port "$(port)" "${args[@]}" 2>&1)
+    if grep -q ", 1 intra-op threads:" <<<"$out"; then
+        echo "bound to one core: ok (1 intra-op thread)"
+    else
+        echo "bound to one core: FAILED (not 1 intra-op thread)"; echo "$out"; status=1
+    fi
+else
+    echo "bound to one core: skipped (no taskset)"
+fi
+
 # hostccl's planner: the CNN described (hostccl.planner.describe_module, its comm hooks
 # timed), planned for two data-parallel ranks from Python, trained with the first plan
 # (its batch, micro-batches, buckets and hook), which the summary line must show.
