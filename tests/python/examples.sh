@@ -53,7 +53,8 @@ check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
 # A rank bound to one core (as mpirun --bind-to core or srun --cpu-bind leave it) runs one
 # intra-op thread there, however many cores the host has.
 if command -v taskset >/dev/null; then
-    out=$(taskset -c 0 timeout 300 "$python" "$script" --spawn 1 --port "$(port)" "${args[@]}" 2>&1)
+    core=$("$python" -c 'import os; print(min(os.sched_getaffinity(0)))')  # one this process may run on
+    out=$(taskset -c "$core" timeout 300 "$python" "$script" --spawn 1 --port "$(port)" "${args[@]}" 2>&1)
     if grep -q ", 1 intra-op threads:" <<<"$out"; then
         echo "bound to one core: ok (1 intra-op thread)"
     else
