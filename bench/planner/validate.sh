@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
         --steps) steps=$2; shift 2 ;;
         --runs) runs=$2; shift 2 ;;
         --all) export PLAN_CHOICE=all; top=0; shift ;;
-        --search) read -ra search <<<"$2"; shift 2 ;;
+        --search) read -r -d '' -a search <<<"$2" || true; shift 2 ;;  # every word, over lines too
         --) shift; model=("$@"); break ;;
         *) echo "validate.sh: unknown option $1" >&2; exit 2 ;;
     esac
