@@ -12,16 +12,13 @@ the browser or its driver is missing.
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import time
 import urllib.request
 
-
-def skip(why):
-    print("SKIPPED:", why)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "browser"))
+import headless_chromium  # noqa: E402
 
 
 def get(port, path):
@@ -49,14 +46,7 @@ def read(browser):
 
 def main():
     worker, screenshot = sys.argv[1], sys.argv[2]
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-        from selenium.webdriver.common.by import By
-    except ImportError:
-        skip("python3-selenium is not installed")
-    if not shutil.which("chromium") or not shutil.which("chromedriver"):
-        skip("chromium and chromium-driver are not installed")
+    headless_chromium.require()
 
     n, base, root = 4, random.randint(30000, 39000), random.randint(20000, 29000)
     env = dict(os.environ, HOSTCCL_METRICS_PORT=str(base), HOSTCCL_METRICS_INTERVAL_MS="250")
@@ -79,13 +69,7 @@ def main():
             time.sleep(0.2)
         assert port0, "rank 0's endpoint never answered"
 
-        options = webdriver.ChromeOptions()
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1500"):
-            options.add_argument(a)
-        options.binary_location = shutil.which("chromium")
-        service = Service(executable_path=shutil.which("chromedriver"))
-        browser = webdriver.Chrome(options=options, service=service)
-        try:
+        with headless_chromium.opened(1280, 1500) as browser:
             browser.get(f"http://127.0.0.1:{port0}/")
             # The straggler is named on the page (within 10 s of the job's start).
             page = read(browser)
@@ -132,8 +116,6 @@ def main():
             print(f"compared {len(page['rates'])} ranks' collectives and {len(page['links'])} links with /job.json")
             browser.save_screenshot(screenshot)
             print("screenshot:", screenshot)
-        finally:
-            browser.quit()
     finally:
         for p in procs:
             p.wait(timeout=120)

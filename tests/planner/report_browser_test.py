@@ -11,15 +11,12 @@ missing.
     report_browser_test.py <hostccl-plan> <train_mlp> <screenshot.png>
 """
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 
-
-def skip(why):
-    print("SKIPPED:", why)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "browser"))
+import headless_chromium  # noqa: E402
 
 
 # Every box the checks read, in page pixels.
@@ -84,13 +81,7 @@ def check(page, plans):
 
 def main():
     plan, mlp, screenshot = sys.argv[1:4]
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        skip("python3-selenium is not installed")
-    if not shutil.which("chromium") or not shutil.which("chromedriver"):
-        skip("chromium and chromium-driver are not installed")
+    headless_chromium.require()
     plans = 8
     with tempfile.TemporaryDirectory() as tmp:
         model, report = os.path.join(tmp, "mlp.json"), os.path.join(tmp, "report.html")
@@ -101,17 +92,10 @@ def main():
                         "--cores", "2", "--gflops", "50", "--elementwise-GBps", "60", "--compression", "topk,sign",
                         "--overlap", "off", "--top", str(plans), "--html", report], check=True,
                        stdout=subprocess.DEVNULL)
-        options = webdriver.ChromeOptions()
-        for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,700"):
-            options.add_argument(a)
-        options.binary_location = shutil.which("chromium")
-        browser = webdriver.Chrome(options=options, service=Service(executable_path=shutil.which("chromedriver")))
-        try:
+        with headless_chromium.opened(1100, 700) as browser:
             browser.get("file://" + report)
             page = browser.execute_script(SNAPSHOT)
             browser.save_screenshot(screenshot)
-        finally:
-            browser.quit()
     failed = check(page, plans)
     print(f"{len(page['rows'])} plans drawn, legend {[l['name'] for l in page['legend']]}; screenshot: {screenshot}")
     for f in failed:
