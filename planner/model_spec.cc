@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -113,6 +114,16 @@ double ModelSpec::forwardFlopsPerSample() const {
     return f;
 }
 
+double ModelSpec::microBatchOverhead(uint64_t samples) const {
+    if (microBatchOverheadBySamples.empty()) return microBatchOverheadSeconds;
+    auto above = microBatchOverheadBySamples.lower_bound(samples);
+    if (above == microBatchOverheadBySamples.end()) return std::prev(above)->second;
+    if (above->first == samples || above == microBatchOverheadBySamples.begin()) return above->second;
+    const auto below = std::prev(above);
+    const double along = double(samples - below->first) / double(above->first - below->first);
+    return below->second + (above->second - below->second) * along;
+}
+
 double compressionOverheadFor(const std::map<std::string, double>& measured, const std::string& spec) {
     Compression want, have;
     std::string unused;
@@ -149,6 +160,25 @@ bool parseCompressionOverheads(Reader& r, const json& obj, const std::string& at
             return r.fail(fmt::format("{}: must be a number >= 0", where));
         (*out)[key] = value.get<double>();
     }
+    return true;
+}
+
+// "micro_batch_overhead_by_samples": {"1": seconds, "2": seconds, ...} (optional).
+bool parseOverheadBySamples(Reader& r, const json& doc, std::map<uint64_t, double>* out) {
+    const std::string path = "micro_batch_overhead_by_samples";
+    const json* o = r.field(doc, path, path.c_str(), false);
+    if (o == nullptr) return true;
+    if (!o->is_object() || o->empty()) return r.fail(path + ": must be a non-empty object of samples -> seconds");
+    std::map<uint64_t, double> table;
+    for (const auto& [key, value] : o->items()) {
+        const std::string where = path + "." + key;
+        const bool digits = !key.empty() && key.size() <= 12 && key.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits || std::stoull(key) == 0) return r.fail(where + ": the key must be a whole number of samples, at least 1");
+        if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0)
+            return r.fail(where + ": must be a number >= 0");
+        table[std::stoull(key)] = value.get<double>();
+    }
+    *out = table;
     return true;
 }
 
@@ -210,7 +240,9 @@ bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
         !r.number(doc, "", "step_overhead_seconds", false, 0, false, &m.stepOverheadSeconds) ||
         !r.number(doc, "", "micro_batch_overhead_seconds", false, 0, false, &m.microBatchOverheadSeconds))
         return false;
-    if (!parseCompressionOverheads(r, doc, "", &m.compressionOverheadSeconds) || !parseHostSharing(r, doc, &m)) return false;
+    if (!parseOverheadBySamples(r, doc, &m.microBatchOverheadBySamples) ||
+        !parseCompressionOverheads(r, doc, "", &m.compressionOverheadSeconds) || !parseHostSharing(r, doc, &m))
+        return false;
     if (dtype > 16) return r.fail(fmt::format("dtype_bytes: must be 1-16 (got {})", dtype));
     m.dtypeBytes = static_cast<uint32_t>(dtype);
     m.optimizerStatePerParam = state;
@@ -256,6 +288,8 @@ std::string modelJson(const ModelSpec& m) {
                 {"micro_batch_overhead_seconds", m.microBatchOverheadSeconds},
                 {"layers", layers}};
     if (!m.compressionOverheadSeconds.empty()) doc["compression_overhead_seconds"] = m.compressionOverheadSeconds;
+    for (const auto& [samples, seconds] : m.microBatchOverheadBySamples)
+        doc["micro_batch_overhead_by_samples"][std::to_string(samples)] = seconds;
     if (m.hostSharing.ranksPerHost > 0) {
         const HostSharing& f = m.hostSharing.figures;
         doc["host_sharing"] = {{"ranks_per_host", m.hostSharing.ranksPerHost},

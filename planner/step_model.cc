@@ -94,9 +94,8 @@ std::vector<LayerTimes> layerTimes(const Workload& w, const Cluster& c, CommEsti
     const GroupLayout tpGroup = tensorLayout(c.platform, p.dp, p.tp, p.pp);
     const double measuredSum = measuredSecondsPerSample(L);
     // Each layer's part of the fixed cost a micro-batch pays (not cut by tp: every rank pays it).
-    auto fixedShare = [&](double seconds) {
-        return measuredSum > 0 ? w.model.microBatchOverheadSeconds * seconds / measuredSum : 0.0;
-    };
+    const double fixed = w.model.microBatchOverhead(mb);
+    auto fixedShare = [&](double seconds) { return measuredSum > 0 ? fixed * seconds / measuredSum : 0.0; };
     std::vector<LayerTimes> t(L.size());
     for (size_t i = 0; i < L.size(); ++i) {
         const LayerGemms g = layerGemms(L[i], w.model.dtypeBytes, p.tp, mb);

@@ -150,6 +150,51 @@ def _time_step(step, repeats=15):
     return whole, all_, min(max(0.0, fixed), 0.9 * all_)  # some of a pass grows with its batch
 
 
+def _pass_sizes(batch):
+    """The micro-batch sizes a pass is timed at: 1, 2, 4, ... below ``batch``, and it."""
+    sizes, s = [], 1
+    while s < batch:
+        sizes.append(s)
+        s *= 2
+    return sizes + [batch]
+
+
+def _time_passes(step, repeats=15):
+    """On one thread, on a copy of the step's module: seconds of a forward and backward
+    on the example's first s samples for each of _pass_sizes, in turn (a change on the
+    machine meets them all), the median of ``repeats`` after a warm-up."""
+    import copy
+    import time
+    import torch
+    twin = copy.deepcopy(step.module)
+    sizes = _pass_sizes(step.example.shape[0])
+    took = {s: [] for s in sizes}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for i in range(repeats + 1):
+            for s in sizes:
+                t0 = time.perf_counter()
+                step.criterion(twin(step.example[:s])).backward()
+                t1 = time.perf_counter()
+                twin.zero_grad(set_to_none=True)
+                if i > 0:  # the warm-up left out
+                    took[s].append(t1 - t0)
+    finally:
+        torch.set_num_threads(threads)
+    return {s: _median(t) for s, t in took.items()}
+
+
+def _overhead_by_samples(passes, per_sample, fixed):
+    """The fixed cost a micro-batch of s samples pays beyond ``per_sample`` x s, from
+    ``passes`` (samples -> seconds of a pass): ``fixed`` at the largest size (the
+    step's own figure, so a plan of one micro-batch sums to the measured step) and
+    the measured passes' departure from a line elsewhere (one sample cheaper, two
+    dearer, for the example CNN)."""
+    largest = max(passes)
+    return {str(s): max(0.0, fixed + t - passes[largest] + (largest - s) * per_sample) for s, t in passes.items()}
+
+
 def _is_compression(spec):
     """Whether hostccl-plan names a compressor so ("none" is DDP's default hook)."""
     if spec in ("fp16", "bf16", "sign", "topk"):
@@ -188,20 +233,30 @@ def _time_added(runs, step):
     to a training step over ``runs[0]``'s. Their steps alternate (a change on the
     machine meets them all); the median of the differences after a warm-up, as many
     as fit in about _ADDED_BUDGET_SECONDS."""
+    def training_step(m, opt):
+        def run():
+            step.criterion(m(step.example)).backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        return run
+    return _time_added_work([training_step(m, opt) for m, opt in runs])
+
+
+def _time_added_work(works):
+    """On one thread: seconds each of ``works[1:]`` (functions doing one unit of work)
+    adds over ``works[0]``, alternating, as _time_added times steps."""
     import time
     import torch
-    added = [[] for _ in runs[1:]]
+    added = [[] for _ in works[1:]]
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         i, repeats = 0, _ADDED_MIN_REPEATS
         while i <= repeats:
             took = []
-            for m, opt in runs:
+            for work in works:
                 t0 = time.perf_counter()
-                step.criterion(m(step.example)).backward()
-                opt.step()
-                opt.zero_grad(set_to_none=True)
+                work()
                 took.append(time.perf_counter() - t0)
             if i == 0:  # the warm-up: how many the budget holds
                 fit = int(_ADDED_BUDGET_SECONDS / max(sum(took), 1e-9))
@@ -215,11 +270,30 @@ def _time_added(runs, step):
     return [max(0.0, _median(a)) for a in added]
 
 
+def _no_sync_pass_added(step, module, ddp):
+    """Seconds a forward and backward of one sample under ``ddp.no_sync()`` takes more
+    than on the plain ``module`` (a copy of the same): what DDP adds to each micro-batch
+    but the last of a step, which accumulates its gradients without averaging (the
+    example CNN: 0.05-0.08 ms a micro-batch on one core, 0.6 ms over 8 of them)."""
+    one = step.example[:1]
+
+    def plain():
+        step.criterion(module(one)).backward()
+        module.zero_grad(set_to_none=True)
+
+    def quiet():
+        with ddp.no_sync():
+            step.criterion(ddp(one)).backward()
+        ddp.zero_grad(set_to_none=True)
+    return _time_added_work([plain, quiet])[0]
+
+
 def _data_parallel_costs(step, backend, comm_hooks):
     """What DistributedDataParallel adds to a training step of a copy of the step's
     module over a one-rank group of ``backend`` (its reducer's autograd hooks, bucket views
-    and the work objects of its collectives), and what each of ``comm_hooks``
-    (compression spec -> function(ddp, group) registering a comm hook) adds to that."""
+    and the work objects of its collectives), what each of ``comm_hooks``
+    (compression spec -> function(ddp, group) registering a comm hook) adds to that,
+    and what it adds to a micro-batch under ``no_sync`` (_no_sync_pass_added)."""
     import copy
     from torch.nn.parallel import DistributedDataParallel
     group = _one_rank_group(backend)
@@ -234,7 +308,8 @@ def _data_parallel_costs(step, backend, comm_hooks):
     ddp_alone = run(lambda ddp, g: None)
     added = _time_added([run(), ddp_alone], step)[0]
     hooked = _time_added([ddp_alone] + [run(register) for _, register in hooks], step) if hooks else []
-    return added, {spec: seconds for (spec, _), seconds in zip(hooks, hooked)}
+    per_pass = _no_sync_pass_added(step, run()[0], ddp_alone[0])
+    return added, {spec: seconds for (spec, _), seconds in zip(hooks, hooked)}, per_pass
 
 
 def _add_timings(spec, step, leaves, data_parallel, comm_hooks):
@@ -253,12 +328,19 @@ def _add_timings(spec, step, leaves, data_parallel, comm_hooks):
     layers_alone = batch * sum(l["forward_seconds"] + l["backward_seconds"] for l in layers)
     whole, passes, fixed = _time_step(step)
     spec["step_overhead_seconds"] = max(0.0, whole - passes)
+    per_pass = 0.0
     if data_parallel is not None:
-        added, hooks = _data_parallel_costs(step, data_parallel, comm_hooks)
-        spec["step_overhead_seconds"] += added
+        added, hooks, per_pass = _data_parallel_costs(step, data_parallel, comm_hooks)
+        # What DDP adds to every micro-batch's pass goes with the micro-batches; the
+        # rest (the averaging's own work) once a step.
+        per_pass = min(per_pass, added)
+        spec["step_overhead_seconds"] += added - per_pass
         if hooks:
             spec["compression_overhead_seconds"] = hooks
-    spec["micro_batch_overhead_seconds"] = fixed
+    spec["micro_batch_overhead_seconds"] = fixed + per_pass
+    if batch > 1:
+        table = _overhead_by_samples(_time_passes(step), (passes - fixed) / batch, fixed)
+        spec["micro_batch_overhead_by_samples"] = {s: t + per_pass for s, t in table.items()}
     # The layers' times scaled to what a sample costs beyond the fixed part (the
     # hooks see the layers only, not the framework's work between them).
     keep = (passes - fixed) / layers_alone if layers_alone > 0 else 1.0
@@ -319,7 +401,9 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     work) becomes the model's ``step_overhead_seconds``, and the fixed cost of a
     forward and backward (timed at the whole batch and at one sample) its
     ``micro_batch_overhead_seconds``,
-    taken out of the layers' per-sample times. ``loss``: the step's loss, a function
+    taken out of the layers' per-sample times; passes timed at 1, 2, 4, ... samples
+    give it by size (``micro_batch_overhead_by_samples``: a pass's time is no line in
+    its samples). ``loss``: the step's loss, a function
     of the module's output and (given) ``target``, sliced as ``example`` is (a
     ``torch.nn`` loss such as ``CrossEntropyLoss()``; by default the output's sum):
     a step's cost depends on it (the example CNN's backward takes 0.8 ms longer
@@ -329,7 +413,8 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     step time). ``data_parallel`` ("hostccl", "hccl" or "gloo"; with ``timed``): the
     model will train under DistributedDataParallel with that backend; what DDP adds
     to a step (timed with a one-rank group of it, the default group left alone) joins
-    ``step_overhead_seconds``. ``comm_hooks`` (with ``data_parallel``): compression
+    ``step_overhead_seconds``, and what it adds to a pass under ``no_sync`` (every
+    micro-batch but a step's last) the micro-batch's fixed cost. ``comm_hooks`` (with ``data_parallel``): compression
     spec as hostccl-plan names it ("fp16", "bf16", "topk:0.01", "sign") -> a
     function(ddp, group) registering the DDP comm hook that trains with it; what each
     adds to a DDP step becomes ``compression_overhead_seconds[spec]``, which the

@@ -139,6 +139,40 @@ TEST(PlannerModel, CompressionOverheadsByCompressor) {
     EXPECT_EQ(modelJson(toyModel()).find("compression_overhead_seconds"), std::string::npos);  // none measured, none written
 }
 
+// The fixed cost of a micro-batch measured by its samples: read, interpolated between
+// the sizes measured, the nearest beyond them, written back; bad keys and values named.
+TEST(PlannerModel, MicroBatchOverheadBySamples) {
+    const std::string layer = R"("layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}])";
+    ModelSpec m;
+    std::string why;
+    ASSERT_TRUE(parseModel(R"({"micro_batch_overhead_seconds": 0.5,
+                               "micro_batch_overhead_by_samples": {"2": 0.003, "1": 0.001, "8": 0.002}, )" + layer + "}",
+                           &m, &why))
+        << why;
+    EXPECT_EQ(m.microBatchOverhead(1), 0.001);
+    EXPECT_EQ(m.microBatchOverhead(2), 0.003);
+    EXPECT_DOUBLE_EQ(m.microBatchOverhead(5), 0.0025);  // halfway from 2 to 8
+    EXPECT_EQ(m.microBatchOverhead(8), 0.002);
+    EXPECT_EQ(m.microBatchOverhead(64), 0.002);  // beyond the sizes measured: the largest's
+    ModelSpec again;
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_EQ(again.microBatchOverheadBySamples, m.microBatchOverheadBySamples);
+    const ModelSpec toy = toyModel();
+    EXPECT_EQ(toy.microBatchOverhead(4), toy.microBatchOverheadSeconds);  // no table: the one figure
+    EXPECT_EQ(modelJson(toy).find("micro_batch_overhead_by_samples"), std::string::npos);
+    const std::string key = R"({"micro_batch_overhead_by_samples": )";
+    EXPECT_EQ(parseError(key + "0.1, " + layer + "}"),
+              "micro_batch_overhead_by_samples: must be a non-empty object of samples -> seconds");
+    EXPECT_EQ(parseError(key + "{}, " + layer + "}"),
+              "micro_batch_overhead_by_samples: must be a non-empty object of samples -> seconds");
+    for (const char* bad : {"0", "two", "-1", "1.5", "99999999999999"})
+        EXPECT_EQ(parseError(key + "{\"" + bad + "\": 0.1}, " + layer + "}"),
+                  std::string("micro_batch_overhead_by_samples.") + bad +
+                      ": the key must be a whole number of samples, at least 1");
+    EXPECT_EQ(parseError(key + R"({"4": -0.1}, )" + layer + "}"), "micro_batch_overhead_by_samples.4: must be a number >= 0");
+    EXPECT_EQ(parseError(key + R"({"4": "slow"}, )" + layer + "}"), "micro_batch_overhead_by_samples.4: must be a number >= 0");
+}
+
 // What the model's own processes cost each other on one host: read with every field
 // required and named when wrong, written back, absent when not measured.
 TEST(PlannerModel, HostSharingMeasuredWithTheModel) {
@@ -333,6 +367,30 @@ TEST(PlannerPredict, OneRankIsItsGemmsAndMemory) {
     EXPECT_EQ(q.memoryBytes, w.model.parameterCount() * 4 * 3 + activations);
     EXPECT_EQ(q.wireBytes, 0u);
     EXPECT_EQ(comm.simulatedOps(), 0u);
+}
+
+// Measured layer times: every micro-batch pays the fixed cost measured at its size on
+// top of its samples' time (8 samples: 1 ms a sample, forward and backward; 4 samples
+// a third of the way from the 2-sample figure to the 8-sample one).
+TEST(PlannerPredict, EachMicroBatchPaysTheFixedCostOfItsSize) {
+    ModelSpec m;
+    std::string why;
+    ASSERT_TRUE(parseModel(R"({"micro_batch_overhead_seconds": 0.002,
+        "micro_batch_overhead_by_samples": {"1": 0.001, "2": 0.004, "8": 0.002},
+        "layers": [{"params": 10, "forward_flops": 20, "activation_bytes": 4, "forward_seconds": 1e-4, "backward_seconds": 2e-4},
+                   {"params": 10, "forward_flops": 20, "activation_bytes": 4, "forward_seconds": 3e-4, "backward_seconds": 4e-4}]})",
+                           &m, &why))
+        << why;
+    const Workload w{m, 8, 0};
+    const Cluster c = toyCluster(1, 1);
+    CommEstimator comm(c.platform);
+    Plan p;
+    const std::map<uint32_t, double> expected = {{1, 0.008 + 0.002}, {2, 0.008 + 2 * (0.004 - 0.002 * 2 / 6)}, {4, 0.008 + 4 * 0.004},
+                                                 {8, 0.008 + 8 * 0.001}};
+    for (const auto& [micro, seconds] : expected) {
+        p.microBatches = micro;
+        EXPECT_NEAR(predictStep(w, c, comm, p).computeSeconds, seconds, 1e-15) << micro << " micro-batches";
+    }
 }
 
 // Ranks sharing a host: compute stretched by the measured slowdown over the core

@@ -84,27 +84,58 @@ def test_a_whole_step_is_timed_and_its_overhead_charged():
 def test_every_micro_batch_pays_the_fixed_cost_of_a_pass():
     spec = planner.describe_module(small(), torch.randn(16, 8))
     assert spec["micro_batch_overhead_seconds"] > 0  # autograd's per-call work, at least
-    # One rank, 16 samples: 16 micro-batches pay the fixed cost 15 more times than one.
-    spec["micro_batch_overhead_seconds"] = 0.01
+    # Measured at each size a plan's micro-batch may have; the whole batch's is the
+    # step's own figure (a plan of one micro-batch sums to the measured step).
+    table = spec["micro_batch_overhead_by_samples"]
+    assert sorted(table, key=int) == ["1", "2", "4", "8", "16"] and all(t >= 0 for t in table.values())
+    assert table["16"] == pytest.approx(spec["micro_batch_overhead_seconds"], abs=1e-12)
+    # One rank, 16 samples: 16 one-sample micro-batches pay the one-sample figure 16
+    # times, one micro-batch the 16-sample figure once, 2 of 8 samples the figure
+    # between them.
+    spec["micro_batch_overhead_by_samples"] = {"1": 0.01, "16": 0.002}
     spec["step_overhead_seconds"] = 0.0
     one = ["--hosts", "1", "--ranks-per-host", "1", "--gflops", "10", "--max-micro-batches", "16"]
     plans = planner.plan(spec, global_batch=16, extra_args=one)["plans"]
     compute = {p["micro_batches"]: p["predicted"]["compute_ms"] for p in plans}
+    assert compute[16] - compute[1] == pytest.approx(16 * 10.0 - 2.0, rel=1e-6)
+    assert compute[2] - compute[1] == pytest.approx(2 * (10.0 - 8.0 * 7 / 15) - 2.0, rel=1e-6)
+    # Without the table, the one figure for every size.
+    del spec["micro_batch_overhead_by_samples"]
+    spec["micro_batch_overhead_seconds"] = 0.01
+    plans = planner.plan(spec, global_batch=16, extra_args=one)["plans"]
+    compute = {p["micro_batches"]: p["predicted"]["compute_ms"] for p in plans}
     assert compute[16] - compute[1] == pytest.approx(15 * 10.0, rel=1e-6)
+
+
+def test_the_fixed_cost_by_size_is_the_passes_departure_from_a_line():
+    # Passes of 1, 2 and 4 samples; 1.5 ms a sample beyond the fixed 1 ms: the
+    # 4-sample figure is the fixed part, the others what their passes took more or
+    # less than the line through it.
+    assert planner._pass_sizes(4) == [1, 2, 4] and planner._pass_sizes(6) == [1, 2, 4, 6]
+    assert planner._pass_sizes(1) == [1]
+    table = planner._overhead_by_samples({1: 0.0004, 2: 0.0005, 4: 0.0009}, 0.0015, 0.001)
+    assert table == pytest.approx({"4": 0.001, "2": 0.0036, "1": 0.005}, abs=1e-15)
+    assert planner._overhead_by_samples({1: 0.0001, 4: 0.01}, 0.0015, 0.001)["1"] == 0.0  # never below none
 
 
 def test_what_ddp_adds_to_a_step_joins_its_overhead(monkeypatch):
     # The timings pinned: the step's overhead is what the step has beyond its passes
     # plus what DDP adds, exactly; each comm hook's figure goes in by its compression.
     monkeypatch.setattr(planner, "_time_step", lambda step, repeats=15: (0.010, 0.007, 0.001))
+    monkeypatch.setattr(planner, "_time_passes", lambda step, repeats=15: {1: 0.0004, 2: 0.0005, 4: 0.0009})
     monkeypatch.setattr(planner, "_data_parallel_costs",
-                        lambda step, backend, hooks: (0.0025, {k: 0.001 for k in hooks or {}}))
+                        lambda step, backend, hooks: (0.0025, {k: 0.001 for k in hooks or {}}, 0.0005))
     hooks = {"fp16": lambda ddp, group: None, "topk:0.05": lambda ddp, group: None}
     spec = planner.describe_module(small(), torch.randn(4, 8), data_parallel="gloo", comm_hooks=hooks)
-    assert spec["step_overhead_seconds"] == pytest.approx(0.003 + 0.0025, abs=1e-12)
+    # DDP's cost under no_sync goes with every micro-batch, the rest of it once a step.
+    assert spec["step_overhead_seconds"] == pytest.approx(0.003 + 0.0025 - 0.0005, abs=1e-12)
+    assert spec["micro_batch_overhead_seconds"] == pytest.approx(0.001 + 0.0005, abs=1e-12)
+    assert spec["micro_batch_overhead_by_samples"] == pytest.approx({"4": 0.0015, "2": 0.0041, "1": 0.0055}, abs=1e-12)
     assert spec["compression_overhead_seconds"] == {"fp16": 0.001, "topk:0.05": 0.001}
     plain = planner.describe_module(small(), torch.randn(4, 8))
     assert plain["step_overhead_seconds"] == pytest.approx(0.003, abs=1e-12)
+    assert plain["micro_batch_overhead_seconds"] == pytest.approx(0.001, abs=1e-12)
+    assert plain["micro_batch_overhead_by_samples"] == pytest.approx({"4": 0.001, "2": 0.0036, "1": 0.005}, abs=1e-12)
     assert "compression_overhead_seconds" not in plain
     with pytest.raises(ValueError, match=r"data_parallel must be 'hostccl', 'hccl' or 'gloo', not 'nccl'"):
         planner.describe_module(small(), torch.randn(4, 8), data_parallel="nccl")
@@ -136,8 +167,8 @@ def test_ddp_and_its_hooks_are_timed_on_a_group_of_their_own(backend):
     hooks = {"fp16": fp16, "sign": sign} if backend == "hostccl" else {"fp16": fp16}
     model = small()
     before = [p.detach().clone() for p in model.parameters()]
-    added, hooked = planner._data_parallel_costs(_sgd_step(model, torch.randn(4, 8)), backend, hooks)
-    assert 0.0 <= added < 0.1
+    added, hooked, per_pass = planner._data_parallel_costs(_sgd_step(model, torch.randn(4, 8)), backend, hooks)
+    assert 0.0 <= added < 0.1 and 0.0 <= per_pass < 0.1
     assert sorted(hooked) == sorted(hooks) and all(0.0 <= s < 0.1 for s in hooked.values())
     assert registered == [1] * len(hooks)  # each hook registered once, on the one-rank group
     assert not dist.is_initialized()  # no default group made or needed
@@ -153,13 +184,13 @@ def test_the_step_is_timed_with_the_callers_loss_on_matching_targets():
     target = torch.tensor([0, 1, 2, 3])
     spec = planner.describe_module(small(), torch.randn(4, 8), loss=loss, target=target, slowest_core=False)
     assert spec["step_overhead_seconds"] >= 0
-    # Whole batches with all the targets, and the one-sample passes with the first one.
-    assert set(seen) == {(4, (0, 1, 2, 3)), (1, (0,))}
+    # Whole batches with all the targets, and the smaller passes with the first ones.
+    assert set(seen) == {(4, (0, 1, 2, 3)), (2, (0, 1)), (1, (0,))}
     # Without a target the loss gets the output alone.
     outputs = []
     planner.describe_module(small(), torch.randn(4, 8), loss=lambda out: outputs.append(out.shape) or out.sum(),
                             slowest_core=False)
-    assert set(outputs) == {torch.Size([4, 4]), torch.Size([1, 4])}
+    assert set(outputs) == {torch.Size([4, 4]), torch.Size([2, 4]), torch.Size([1, 4])}
 
 
 def test_timed_on_the_slowest_core_and_the_affinity_restored(monkeypatch):
