@@ -490,7 +490,8 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
         if host_sharing is not None:
             from hostccl.sharing_probe import probe_host_sharing
             spec["host_sharing"] = probe_host_sharing(step, host_sharing, backend=data_parallel or "hostccl",
-                                                      comm_hooks=comm_hooks, alone_core=pace["core"] if pace else None)
+                                                      comm_hooks=comm_hooks, alone_core=pace["core"] if pace else None,
+                                                      data_parallel=data_parallel is not None)
     return spec
 
 

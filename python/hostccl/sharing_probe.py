@@ -14,7 +14,9 @@ Here ``ranks`` processes, each training a copy of the model under a process grou
   same for a step of the example's samples one at a time (one-sample micro-batches);
 - what a collective costs between compute phases: each round's wall time beyond the
   CPU its steps took spread over the cores, per collective, after no compute, one step
-  and four steps (the fixed part, the part per second of compute, the cost with none).
+  and four steps (the fixed part, the part per second of compute, the cost with none);
+  for a model that trains under DDP (``data_parallel``) the one-step figure comes from
+  DDP steps, whose averaging meets the ranks as training does.
 
 With ``comm_hooks`` (compression spec -> a picklable function(ddp, group) registering
 the DDP comm hook that trains with it), also what each hook adds to a DDP step there
@@ -55,6 +57,14 @@ _ROUNDS = 8
 # anything, for examples of more than 8 samples).
 _MICRO_PASSES = 8
 _INTERVALS = (("none", 0, 40, False), ("short", 1, 40, False), ("long", 4, 16, False), ("micro", 1, 16, True))
+# A model that trains under DDP meets its ranks at DDP's own averaging, not at an
+# allreduce called after the step: the reducer launches it from a backward hook onto
+# the group's stream thread and the step waits for its future, and those threads want
+# the crowded cores too. 4 ranks of the example CNN on 2 cores: a step and a blocking
+# allreduce took 5.3-6.6 ms, a DDP step 7.2-7.8 ms, of which DDP's own CPU explains
+# about 1 ms; the DDP plans of session 35's validations were predicted 10-15 % under.
+# So for such a model this interval, DDP steps, gives the fixed cost of a sync.
+_DDP_INTERVAL = ("ddp", 40)
 _SYNC_FLOATS = (64 << 10) // 4  # the C++ probe's message: 64 KiB (kSyncProbeBytes)
 # The comm hooks: DDP steps with each hook and with none, one step of each in turn
 # (every rank steps the same models in the same order), this many turns at most, as
@@ -74,13 +84,19 @@ class _Rank:
     """One process's part: a copy of the model training on the example, the group, and
     the CPU its steps took (``cpu``, from the start of the last ``together``)."""
 
-    def __init__(self, step, alone_core=None):
+    def __init__(self, step, alone_core=None, data_parallel=False):
+        import copy
         import time
         import torch
         import torch.distributed as dist
         self.time, self.torch, self.dist = time, torch, dist
         self.step, self.model = step, step.module
         self.opt = step.optimizer(self.model.parameters())
+        self.ddp = None
+        if data_parallel:  # a copy under DDP over the ranks' group, for _DDP_INTERVAL
+            from torch.nn.parallel import DistributedDataParallel
+            self.ddp = DistributedDataParallel(copy.deepcopy(self.model))
+            self.ddp_opt = step.optimizer(self.ddp.parameters())
         self.data = torch.ones(_SYNC_FLOATS)
         self.cpu = 0.0
         self.alone_core = alone_core
@@ -103,6 +119,19 @@ class _Rank:
         for _ in range(count):
             self.train(steps, one_sample)
             self.dist.all_reduce(self.data)
+
+    def ddp_steps(self, count):
+        """Wall seconds for `count` DDP training steps on every rank from a common start
+        (the slowest rank's), and the CPU seconds this thread spent on them, summed over
+        the ranks: DDP's averaging syncs them."""
+        self.dist.barrier()
+        began, t0 = self.time.thread_time(), self.time.perf_counter()
+        for _ in range(count):
+            self.step.criterion(self.ddp(self.step.example)).backward()
+            self.ddp_opt.step()
+            self.ddp_opt.zero_grad(set_to_none=True)
+        wall, cpu = self.time.perf_counter() - t0, self.time.thread_time() - began
+        return self.reduce(wall, self.dist.ReduceOp.MAX), self.reduce(cpu, self.dist.ReduceOp.SUM)
 
     def reduce(self, value, op):
         t = self.torch.tensor([value], dtype=self.torch.float64)
@@ -160,11 +189,18 @@ def _measure(rank, ranks, cores):
     alone = {name: float("inf") for name, _, _, _ in intervals}
     shared = {name: [] for name, _, _, _ in intervals}
     per_sync = {name: 0.0 for name, _, _, _ in intervals}
+    if rank.ddp is not None:
+        rank.ddp_steps(3)  # warm: the reducer's buckets
+        per_sync[_DDP_INTERVAL[0]] = 0.0
     for _ in range(_ROUNDS):
         for name, steps, count, one_sample in intervals:
             alone[name] = min(alone[name], rank.alone(steps * count, one_sample) / count)
             wall, cpu = rank.together(steps, count, one_sample)
             shared[name].append(cpu / ranks / count)
+            per_sync[name] += (wall - cpu / min(cores, ranks)) / count / _ROUNDS
+        if rank.ddp is not None:
+            name, count = _DDP_INTERVAL
+            wall, cpu = rank.ddp_steps(count)
             per_sync[name] += (wall - cpu / min(cores, ranks)) / count / _ROUNDS
     return alone, {k: statistics.median(v) for k, v in shared.items()}, per_sync
 
@@ -203,16 +239,17 @@ def _figures(alone, shared, per_sync, samples):
     the slowdown of a step of `samples` one-sample passes ("micro"; "short" for one)."""
     per_compute = max(0.0, per_sync["long"] / alone["long"])
     micro = "micro" if "micro" in alone else "short"
+    one_step = per_sync.get(_DDP_INTERVAL[0], per_sync["short"])  # a step's sync as the model trains
     return {"compute_slowdown": max(1.0, shared["short"] / alone["short"]),
             "compute_slowdown_one_sample": max(1.0, shared[micro] / alone[micro]),
             "samples": samples,
-            "sync_base_seconds": max(0.0, per_sync["short"] - per_compute * alone["short"]),
+            "sync_base_seconds": max(0.0, one_step - per_compute * alone["short"]),
             "sync_per_compute": per_compute,
             "sync_short_compute_seconds": alone["short"],
             "sync_floor_seconds": per_sync["none"]}
 
 
-def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, alone_core, out):
+def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, alone_core, data_parallel, out):
     from datetime import timedelta
     import torch
     import torch.distributed as dist
@@ -224,8 +261,9 @@ def _probe_process(index, ranks, cores, backend, port, step, comm_hooks, alone_c
     dist.init_process_group(backend, init_method="tcp://127.0.0.1:%d" % port, rank=index, world_size=ranks,
                             timeout=timedelta(seconds=120))
     try:
-        rank = _Rank(step, alone_core)
+        rank = _Rank(step, alone_core, data_parallel)
         result = _figures(*_measure(rank, ranks, cores), samples=step.example.shape[0])
+        result["sync_measured_with"] = "ddp steps" if data_parallel else "a step and an allreduce"
         if comm_hooks:
             result["compression_overhead_seconds"] = _hooks_added(rank, comm_hooks)
         if index == 0:
@@ -246,7 +284,8 @@ def require_picklable(*parts):
                          "(they go to spawned processes): %s" % e) from e
 
 
-def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=None, alone_core=None):
+def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=None, alone_core=None,
+                       data_parallel=False):
     """The model file's ``host_sharing``: ``ranks`` processes of ``step`` (planner._Step,
     picklable: they are spawned) on this host's ``cores`` (default: the cores this
     process may use), under ``backend``; with ``comm_hooks`` (spec -> picklable
@@ -254,7 +293,9 @@ def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=No
     the model's times were taken on, where the steps alone run too, so that the
     slowdown is the shared CPU over those times (cores need not be alike: on this
     test machine one vCPU ran the example's step 12-50 % slower than the other for
-    minutes at a time; unpinned, the steps alone would be read against either)."""
+    minutes at a time; unpinned, the steps alone would be read against either).
+    ``data_parallel``: the model trains under DDP; a sync's fixed cost is then read
+    from DDP steps (_DDP_INTERVAL)."""
     import torch.multiprocessing as mp
     cores = cores or len(os.sched_getaffinity(0))
     if ranks < 2:
@@ -262,7 +303,8 @@ def probe_host_sharing(step, ranks, cores=None, backend="hostccl", comm_hooks=No
     require_picklable(step.module, step.example, step.loss, step.target, step.optimizer, comm_hooks)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "sharing.json")
-        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, comm_hooks, alone_core, out),
+        mp.start_processes(_probe_process, args=(ranks, cores, backend, _free_port(), step, comm_hooks, alone_core,
+                                                 data_parallel, out),
                            nprocs=ranks, join=True, start_method="spawn")
         with open(out) as f:
             figures = json.load(f)

@@ -236,6 +236,12 @@ def test_host_sharing_figures_are_the_cpp_probes_arithmetic():
     # An example of one sample: its steps are the one-sample steps (no "micro" interval).
     del alone["micro"], shared["micro"]
     assert sharing_probe._figures(alone, shared, per_sync, samples=1)["compute_slowdown_one_sample"] == 1.5
+    # A model that trains under DDP: a sync's fixed part from its DDP steps (2.4 ms a
+    # step beyond their CPU, less 0.5 x 2 ms), the rest as before.
+    per_sync["ddp"] = 0.0024
+    f = sharing_probe._figures(alone, shared, per_sync, samples=1)
+    assert f["sync_base_seconds"] == pytest.approx(0.0014, abs=1e-15)
+    assert (f["compute_slowdown"], f["sync_per_compute"], f["sync_floor_seconds"]) == (1.5, 0.5, 0.0005)
 
 
 def test_one_sample_steps_pass_at_most_eight_samples():
@@ -280,6 +286,7 @@ def test_host_sharing_is_measured_by_the_models_own_processes_and_planned_with()
     assert all(h[k] >= 0 for k in ("sync_base_seconds", "sync_per_compute", "sync_floor_seconds"))
     assert 0 < h["sync_short_compute_seconds"] < 0.1  # one training step of a tiny module
     assert h["samples"] == 4 and h["compute_slowdown_one_sample"] >= 1.0
+    assert h["sync_measured_with"] == "ddp steps"  # the model trains under DDP: its syncs are DDP's
     # The hook timed there too, every rank training with it (a tiny model's fp16 casts).
     assert list(h["compression_overhead_seconds"]) == ["fp16"]
     assert 0 <= h["compression_overhead_seconds"]["fp16"] < 0.05
