@@ -34,7 +34,7 @@ trap 'rm -rf "$dir"' EXIT
 "$mlp" --describe-model "$dir/model.json" "${model[@]}"
 "$plan" --model "$dir/model.json" --global-batch "$batch" --probe --probe-ranks "$ranks" --top "$top" \
     "${search[@]}" -o "$dir/plan.json" | tee "$dir/plan.txt" | grep '^#'
-# Which plans to run: the first 5, then 5 spread evenly over the rest.
+# One step time of the plan at rank $1 (run_plans chooses the plans: common.sh).
 step_ms() {
     local out
     out=$(OPENBLAS_NUM_THREADS=1 "$mlp" --ranks "$ranks" --batch "$batch" "${model[@]}" --lr 0.005 --steps "$steps" --quiet \

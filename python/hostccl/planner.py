@@ -414,8 +414,8 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     model will train under DistributedDataParallel with that backend; what DDP adds
     to a step (timed with a one-rank group of it, the default group left alone) joins
     ``step_overhead_seconds``, and what it adds to a pass under ``no_sync`` (every
-    micro-batch but a step's last) the micro-batch's fixed cost. ``comm_hooks`` (with ``data_parallel``): compression
-    spec as hostccl-plan names it ("fp16", "bf16", "topk:0.01", "sign") -> a
+    micro-batch but a step's last) the micro-batch's fixed cost. ``comm_hooks`` (with
+    ``data_parallel``): compression spec as hostccl-plan names it ("fp16", "bf16", "topk:0.01", "sign") -> a
     function(ddp, group) registering the DDP comm hook that trains with it; what each
     adds to a DDP step becomes ``compression_overhead_seconds[spec]``, which the
     planner charges instead of its own codec rates. ``host_sharing`` (with ``timed``,
