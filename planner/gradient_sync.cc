@@ -82,15 +82,17 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     // where it was measured with the host's ranks all training (that is in it).
     const bool hooked = o.hookSecondsPerByte >= 0 && o.onRank && o.compression.kind != Compression::None;
     const uint64_t elems = bytes / 4;
+    // The bucketer's own copies (a framework's, when measured in the step, are not charged).
+    const double copy = o.bucketCopiesMeasured ? 0.0 : passes(2);
     BucketCost c;
     c.memory = bytes;  // the bucket's flat buffer
-    c.launch = passes(2);                      // gradients copied into the bucket
-    c.finish = passes(2);                      // and the average copied back
+    c.launch = copy;   // gradients copied into the bucket
+    c.finish = copy;   // and the average copied back
     c.collective = o.perCollective;
     if (hooked) {
         const double hook = o.hookSecondsPerByte * double(bytes);
         const double half = (o.hookMeasuredHere ? hook : o.onRank(hook)) / 2;
-        c.launch += half + passes(2);  // and the 1/n scaling pass
+        c.launch += half + copy;  // and the 1/n scaling pass
         c.finish += half;
     }
     auto allReduce = [&](uint64_t b) {
@@ -105,7 +107,7 @@ BucketCost bucketCost(CommEstimator& comm, const GroupLayout& dp, uint64_t bytes
     switch (o.compression.kind) {
         case Compression::None:
             allReduce(bytes);
-            c.launch += passes(2);  // the 1/n scaling pass, before the sum
+            c.launch += copy;  // the 1/n scaling pass, before the sum
             break;
         case Compression::Fp16:
         case Compression::Bf16:

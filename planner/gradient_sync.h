@@ -58,6 +58,10 @@ struct SyncOptions {
     // ... measured as wall time on this cluster's hosts with all their ranks training
     // (ModelSpec::MeasuredSharing): charged as it is, the others' payloads included.
     bool hookMeasuredHere = false;
+    // The framework's own bucket work (gradients copied in and scaled by 1/n, the
+    // average copied back) is in the model's measured step overhead (DDP timed over a
+    // one-rank group: ModelSpec::dataParallelInStepOverhead): not charged again here.
+    bool bucketCopiesMeasured = false;
 };
 
 struct SyncResult {

@@ -240,6 +240,10 @@ bool parseModel(const std::string& text, ModelSpec* out, std::string* why) {
         !r.number(doc, "", "step_overhead_seconds", false, 0, false, &m.stepOverheadSeconds) ||
         !r.number(doc, "", "micro_batch_overhead_seconds", false, 0, false, &m.microBatchOverheadSeconds))
         return false;
+    if (auto ddp = doc.find("data_parallel_in_step_overhead"); ddp != doc.end()) {
+        if (!ddp->is_boolean()) return r.fail("data_parallel_in_step_overhead: must be true or false");
+        m.dataParallelInStepOverhead = ddp->get<bool>();
+    }
     if (!parseOverheadBySamples(r, doc, &m.microBatchOverheadBySamples) ||
         !parseCompressionOverheads(r, doc, "", &m.compressionOverheadSeconds) || !parseHostSharing(r, doc, &m))
         return false;
@@ -287,6 +291,7 @@ std::string modelJson(const ModelSpec& m) {
                 {"step_overhead_seconds", m.stepOverheadSeconds},
                 {"micro_batch_overhead_seconds", m.microBatchOverheadSeconds},
                 {"layers", layers}};
+    if (m.dataParallelInStepOverhead) doc["data_parallel_in_step_overhead"] = true;
     if (!m.compressionOverheadSeconds.empty()) doc["compression_overhead_seconds"] = m.compressionOverheadSeconds;
     for (const auto& [samples, seconds] : m.microBatchOverheadBySamples)
         doc["micro_batch_overhead_by_samples"][std::to_string(samples)] = seconds;

@@ -52,6 +52,12 @@ struct ModelSpec {
     // backward: the loss, the optimizer, a framework's own per-step work (0: not
     // measured; the planner then times the optimizer as an element-wise pass).
     double stepOverheadSeconds = 0;
+    // That overhead was timed under a framework's data parallelism over one rank
+    // (hostccl.planner's describe_module(data_parallel=...)): its own bucket work, the
+    // gradients copied into buckets and the average copied back, is in it, so the
+    // planner's bucket model does not charge those copies again (a 16.8 M-parameter
+    // model's DDP added 8.4 ms a step on one core, about four passes over its gradients).
+    bool dataParallelInStepOverhead = false;
     // Measured fixed seconds of one forward and backward, whatever its batch (a
     // framework's per-call work), paid again by every micro-batch; shared out over
     // the layers with measured times in proportion to them.

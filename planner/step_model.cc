@@ -285,6 +285,7 @@ SyncOptions syncOptions(const Workload& w, const Cluster& c, const Plan& p) {
     const double shared = c.sharingFromModel ? w.model.hostSharing.compressionOverhead(p.compression) : -1;
     const double hook = shared >= 0 ? shared : w.model.compressionOverhead(p.compression);
     so.hookMeasuredHere = shared >= 0;
+    so.bucketCopiesMeasured = w.model.dataParallelInStepOverhead && w.model.stepOverheadSeconds > 0;
     if (hook >= 0) so.hookSecondsPerByte = hook / (4.0 * double(std::max<uint64_t>(1, w.model.parameterCount())));
     return so;
 }

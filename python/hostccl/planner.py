@@ -335,6 +335,8 @@ def _add_timings(spec, step, leaves, data_parallel, comm_hooks):
         # rest (the averaging's own work) once a step.
         per_pass = min(per_pass, added)
         spec["step_overhead_seconds"] += added - per_pass
+        # DDP's bucket copies are in it now: the planner does not charge them again.
+        spec["data_parallel_in_step_overhead"] = True
         if hooks:
             spec["compression_overhead_seconds"] = hooks
     spec["micro_batch_overhead_seconds"] = fixed + per_pass
@@ -413,8 +415,10 @@ def describe_module(module, example, name=None, optimizer_state_per_param=0, tim
     step time). ``data_parallel`` ("hostccl", "hccl" or "gloo"; with ``timed``): the
     model will train under DistributedDataParallel with that backend; what DDP adds
     to a step (timed with a one-rank group of it, the default group left alone) joins
-    ``step_overhead_seconds``, and what it adds to a pass under ``no_sync`` (every
-    micro-batch but a step's last) the micro-batch's fixed cost. ``comm_hooks`` (with
+    ``step_overhead_seconds`` (``data_parallel_in_step_overhead``: its bucket copies
+    are in there, not charged again by the planner's bucket model), and what it adds
+    to a pass under ``no_sync`` (every micro-batch but a step's last) the micro-batch's
+    fixed cost. ``comm_hooks`` (with
     ``data_parallel``): compression spec as hostccl-plan names it ("fp16", "bf16", "topk:0.01", "sign") -> a
     function(ddp, group) registering the DDP comm hook that trains with it; what each
     adds to a DDP step becomes ``compression_overhead_seconds[spec]``, which the

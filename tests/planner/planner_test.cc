@@ -806,6 +806,72 @@ TEST(PlannerCodecs, HookMeasuredOnTheHostIsChargedAsItIs) {
     EXPECT_EQ(predictStep(w, c, comm, p).stepSeconds, oneCore.stepSeconds);
 }
 
+// A framework's own bucket copies (in, scaled by 1/n, and back) measured in the
+// model's step overhead (DDP over one rank) are not charged again by the bucket model;
+// the collective and a hook's own work still are.
+TEST(PlannerSync, BucketCopiesMeasuredInTheStepAreNotChargedAgain) {
+    const Cluster c = toyCluster(1, 2);
+    CommEstimator comm(c.platform);
+    const GroupLayout dp = dataLayout(c.platform, 2, 1, 1);
+    const uint64_t bytes = 4u << 20;
+    SyncOptions o;
+    o.bucketBytes = o.firstBucketBytes = bytes;
+    o.overlap = false;
+    o.backwardSeconds = 0.020;
+    o.passSeconds = [](double b) { return b * 1e-9; };  // a pass reading and writing b bytes
+    o.onRank = [](double idle) { return idle; };
+    const double copy = 2.0 * double(bytes) * 1e-9;      // one pass over the bucket, read and written
+    const double allReduce = comm.seconds(dp, CollType::AllReduce, bytes);
+    const SyncResult charged = simulateGradientSync(comm, dp, {{bytes, 0.010, 0}}, o);
+    EXPECT_NEAR(charged.commSeconds, allReduce + 3 * copy, 1e-12);  // in, scaled, back
+    o.bucketCopiesMeasured = true;
+    const SyncResult measured = simulateGradientSync(comm, dp, {{bytes, 0.010, 0}}, o);
+    EXPECT_NEAR(measured.commSeconds, allReduce, 1e-12);
+    EXPECT_NEAR(measured.exposedSeconds, allReduce, 1e-12);
+    EXPECT_EQ(measured.wireBytes, charged.wireBytes);
+    // A measured hook: its own work stays, the copies go.
+    o.compression.kind = Compression::Fp16;
+    o.hookSecondsPerByte = 1e-9;
+    o.hookMeasuredHere = true;
+    const double half = comm.seconds(dp, CollType::AllReduce, bytes / 2);
+    EXPECT_NEAR(simulateGradientSync(comm, dp, {{bytes, 0.010, 0}}, o).commSeconds, half + double(bytes) * 1e-9, 1e-12);
+    o.bucketCopiesMeasured = false;
+    EXPECT_NEAR(simulateGradientSync(comm, dp, {{bytes, 0.010, 0}}, o).commSeconds,
+                half + double(bytes) * 1e-9 + 3 * copy, 1e-12);
+}
+
+// The model file says whether its step overhead holds a framework's data parallelism.
+TEST(PlannerModel, DataParallelInStepOverhead) {
+    const std::string layer = R"("layers": [{"params": 1, "forward_flops": 2, "activation_bytes": 4}])";
+    ModelSpec m;
+    std::string why;
+    ASSERT_TRUE(parseModel(R"({"step_overhead_seconds": 0.001, "data_parallel_in_step_overhead": true, )" + layer + "}", &m, &why))
+        << why;
+    EXPECT_TRUE(m.dataParallelInStepOverhead);
+    ModelSpec again;
+    ASSERT_TRUE(parseModel(modelJson(m), &again, &why)) << why;
+    EXPECT_TRUE(again.dataParallelInStepOverhead);
+    EXPECT_FALSE(toyModel().dataParallelInStepOverhead);
+    EXPECT_EQ(modelJson(toyModel()).find("data_parallel_in_step_overhead"), std::string::npos);
+    EXPECT_EQ(parseError(R"({"data_parallel_in_step_overhead": "yes", )" + layer + "}"),
+              "data_parallel_in_step_overhead: must be true or false");
+    // Predicted: the bucket copies drop out of the averaging, but only where a step
+    // overhead was measured (without one the flag has nothing to stand on).
+    Workload w{toyModel(), 64, 0};
+    Cluster c = toyCluster(1, 4);
+    c.elementwise = ComputeRate(20e9);
+    CommEstimator comm(c.platform);
+    Plan p;
+    p.dp = 4;
+    w.model.stepOverheadSeconds = 0.001;
+    const double charged = predictStep(w, c, comm, p).dpCommSeconds;
+    w.model.dataParallelInStepOverhead = true;
+    const double copies = 3 * c.coldElementwiseSeconds(2.0 * double(w.model.parameterCount() * 4));
+    EXPECT_NEAR(charged - predictStep(w, c, comm, p).dpCommSeconds, copies, 1e-12);
+    w.model.stepOverheadSeconds = 0;
+    EXPECT_EQ(predictStep(w, c, comm, p).dpCommSeconds, charged);
+}
+
 TEST(PlannerSync, EncodingDelaysTheBackwardAndDecodingFollowsEachWait) {
     // Two 4 MB buckets of 1-bit compression over 2 ranks, ready at 10 and 20 ms:
     // encoding (1 ms each) runs on the training thread when a bucket is launched,

@@ -132,7 +132,9 @@ def test_what_ddp_adds_to_a_step_joins_its_overhead(monkeypatch):
     assert spec["micro_batch_overhead_seconds"] == pytest.approx(0.001 + 0.0005, abs=1e-12)
     assert spec["micro_batch_overhead_by_samples"] == pytest.approx({"4": 0.0015, "2": 0.0041, "1": 0.0055}, abs=1e-12)
     assert spec["compression_overhead_seconds"] == {"fp16": 0.001, "topk:0.05": 0.001}
+    assert spec["data_parallel_in_step_overhead"] is True  # its bucket copies are in there: not charged again
     plain = planner.describe_module(small(), torch.randn(4, 8))
+    assert "data_parallel_in_step_overhead" not in plain
     assert plain["step_overhead_seconds"] == pytest.approx(0.003, abs=1e-12)
     assert plain["micro_batch_overhead_seconds"] == pytest.approx(0.001, abs=1e-12)
     assert plain["micro_batch_overhead_by_samples"] == pytest.approx({"4": 0.001, "2": 0.0036, "1": 0.005}, abs=1e-12)
