@@ -324,8 +324,14 @@ TEST(BadInput, RdmaForcedWithoutADeviceFailsInit) {
     }
     if (any) GTEST_SKIP() << "this machine has an RDMA device: forcing RDMA would succeed";
     setenv("HOSTCCL_TRANSPORT", "rdma", 1);
+    const auto start = std::chrono::steady_clock::now();
     World w(2);
+    const auto took = std::chrono::steady_clock::now() - start;
     unsetenv("HOSTCCL_TRANSPORT");
     EXPECT_EQ(w.initResult(), HCCL_E_ROCE_CONNECT);
     EXPECT_FALSE(w.ok());
+    // Refused once, for good: not dialed again (a redial raced the peer's own attempt
+    // and read as a second claim on the rank, HCCL_E_INTERNAL), and the cause is not
+    // awaited from the peer, which sees it too (that wait is 2 s).
+    EXPECT_LT(took, std::chrono::milliseconds(1500));
 }

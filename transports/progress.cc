@@ -162,6 +162,11 @@ namespace {
 // That failure's notice (or the dead peer's closed health channel) arrives within
 // moments; waiting briefly for it lets every rank report the cause, not the symptom.
 // Asleep, not polling: at scale hundreds of ranks may wait here at once.
+// Errors that are their own cause, seen by the ranks at both ends: an operation
+// mismatch, and a link refused for want of the transport both ends were told to use
+// (HOSTCCL_TRANSPORT=rdma where one has no device): no notice will say more.
+bool isCause(HcclResult e) { return e == HCCL_E_PARA || e == HCCL_E_ROCE_CONNECT; }
+
 void awaitCause(const CommFailure* failure) {
     // A notice crosses a few hops, each a scheduling delay on a crowded host: at 256
     // processes on 2 cores the last ranks hear of a death up to ~2 s later, while
@@ -304,7 +309,7 @@ HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, C
         for (Transfer* t : transfers) {
             if (t->error != HCCL_SUCCESS) {
                 site.peer = t->link->peer();
-                if (failure != nullptr && t->error != HCCL_E_PARA) awaitCause(failure);  // a mismatch is a cause
+                if (failure != nullptr && !isCause(t->error)) awaitCause(failure);
                 return failWith(failure, t->error, site,
                                 fmt::format("rank {} {} {}: {}", site.rank, direction(t), t->link->peerName(),
                                             t->errorText));

@@ -35,6 +35,14 @@ Directory& directory() {
 }
 }  // namespace
 
+namespace {
+// A link refused for want of the transport both ends were told to use (RDMA forced,
+// no device on one of them) is refused however often it is dialed, and dialing again
+// only races the peer's own attempts (its answer then reads as a second claim on the
+// rank). Other failures (a socket dropped or refused) are dialed again.
+bool finalFailure(HcclResult rc) { return rc == HCCL_E_ROCE_CONNECT; }
+}  // namespace
+
 LinkTable::LinkTable(Identity identity, const std::vector<PeerInfo>& peers,
                      std::function<std::string(uint32_t)> nameOf, const CommFailure* failure)
     : identity_(std::move(identity)),
@@ -45,7 +53,8 @@ LinkTable::LinkTable(Identity identity, const std::vector<PeerInfo>& peers,
       ready_(new std::atomic<transport::Link*>[peers.size()]),
       state_(peers.size(), State::Idle),
       dialMoot_(new std::atomic<bool>[peers.size()]),
-      lastError_(peers.size()) {
+      lastError_(peers.size()),
+      refused_(peers.size(), HCCL_SUCCESS) {
     for (size_t p = 0; p < peers.size(); ++p) {
         ready_[p].store(nullptr, std::memory_order_relaxed);
         dialMoot_[p].store(false, std::memory_order_relaxed);
@@ -140,6 +149,11 @@ transport::Link* LinkTable::get(uint32_t peer, Deadline opDeadline, HcclResult* 
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
         if (links_[peer]) return links_[peer].get();
+        if (refused_[peer] != HCCL_SUCCESS) {
+            *code = refused_[peer];
+            *why = lastError_[peer];
+            return nullptr;
+        }
         if (state_[peer] == State::Idle) {
             state_[peer] = State::Dialing;
             dialMoot_[peer].store(false, std::memory_order_relaxed);
@@ -148,9 +162,11 @@ transport::Link* LinkTable::get(uint32_t peer, Deadline opDeadline, HcclResult* 
             HcclResult rc = inProcessPair(peer) ? pairInProcess(peer, deadline, &err) : dial(peer, deadline, &err);
             lock.lock();
             if (links_[peer]) return links_[peer].get();
+            if (finalFailure(rc)) refuse(peer, rc, err);
             if (rc == HCCL_SUCCESS && state_[peer] == State::Dialing) state_[peer] = State::Waiting;  // theirs won
             // Theirs is on its way, or failed after stopping ours (then dial again).
-            if (rc == HCCL_SUCCESS || state_[peer] == State::Accepting || dialMoot_[peer].load()) continue;
+            if (!finalFailure(rc) && (rc == HCCL_SUCCESS || state_[peer] == State::Accepting || dialMoot_[peer].load()))
+                continue;
             state_[peer] = State::Idle;
             *code = rc;
             *why = err;
@@ -290,8 +306,22 @@ void LinkTable::onIncoming(net::Fd fd, const net::Hello& hello) {
         install(peer, std::move(link));
         return;
     }
+    if (finalFailure(rc)) {
+        refuse(peer, rc, fmt::format("setting up the link from {} failed ({})", nameOf_(peer), resultName(rc)));
+        return;
+    }
     lastError_[peer] = sent ? std::string("link setup failed: ") + resultName(rc) : "verdict not sent: " + err;
     state_[peer] = State::Idle;  // a waiter dials itself next
+    changed_.notify_all();
+}
+
+// Under mutex_: the peer's link failed for good; its waiters return `rc`.
+void LinkTable::refuse(uint32_t peer, HcclResult rc, const std::string& why) {
+    if (refused_[peer] == HCCL_SUCCESS) {  // the first cause is the one to name
+        refused_[peer] = rc;
+        lastError_[peer] = why;
+    }
+    if (state_[peer] != State::Dialing) state_[peer] = State::Idle;
     changed_.notify_all();
 }
 

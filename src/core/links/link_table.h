@@ -72,6 +72,7 @@ private:
     void onIncoming(net::Fd fd, const net::Hello& hello);
     Verdict decide(uint32_t peer);
     void install(uint32_t peer, std::unique_ptr<transport::Link> link);  // lock held
+    void refuse(uint32_t peer, HcclResult rc, const std::string& why);    // lock held
     ErrorSite site(uint32_t peer) const;
     uint32_t commSize() const { return static_cast<uint32_t>(peers_.size()); }
 
@@ -91,6 +92,9 @@ private:
     // communicator) never answers it: the dial stops within a second (net::CancelScope).
     std::unique_ptr<std::atomic<bool>[]> dialMoot_;
     std::vector<std::string> lastError_;  // why an incoming setup for the peer failed
+    // [peer]: a setup failed for good (finalFailure in link_table.cc): every later get()
+    // for the peer returns this code (and lastError_) instead of dialing again.
+    std::vector<HcclResult> refused_;
     uint64_t ticket_ = 0;  // the listener's service for our incoming links
     bool registered_ = false;
 };
