@@ -10,7 +10,7 @@ namespace hostccl::plan {
 
 using nlohmann::json;
 
-bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string* why) {
+bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string* why, double* predictedStepMs) {
     std::ifstream f(path);
     if (!f) return *why = fmt::format("cannot read {}", path), false;
     std::stringstream text;
@@ -49,7 +49,15 @@ bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string*
         if (!s.is_number_unsigned()) return fail(at + ".stage_starts: not whole numbers");
         p.stageStarts.push_back(s.get<uint32_t>());
     }
+    double predicted = 0;
+    if (auto pr = j.find("predicted"); pr != j.end()) {
+        auto ms = pr->is_object() ? pr->find("step_ms") : pr->end();
+        if (!pr->is_object() || ms == pr->end() || !ms->is_number() || ms->get<double>() < 0)
+            return fail(at + ".predicted.step_ms: missing or not a number of at least 0");
+        predicted = ms->get<double>();
+    }
     *out = p;
+    if (predictedStepMs != nullptr) *predictedStepMs = predicted;
     return true;
 }
 

@@ -11,7 +11,8 @@
 namespace hostccl::plan {
 
 // Reads plan number `index` (0: the first choice) from a plan file; false and `why`
-// naming the field.
-bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string* why);
+// naming the field. `predictedStepMs` (optional): the step the planner predicted for
+// it (its "predicted.step_ms"; 0 when the file has none), for a run to report against.
+bool readPlanFile(const std::string& path, size_t index, Plan* out, std::string* why, double* predictedStepMs = nullptr);
 
 }  // namespace hostccl::plan

@@ -155,6 +155,7 @@ def apply_plan(args, world):
     args.bucket_mb = plan["bucket_bytes"] / float(1 << 20)
     args.hook = plan["compression"]
     args.overlap = plan["overlap"]
+    args.predicted_ms = plan.get("predicted", {}).get("step_ms")
 
 
 def average_gradients(model, world, bucket_mb):
@@ -239,6 +240,11 @@ def train(rank, world, args):
               (args.backend, world, args.hook, args.batch, args.micro_batches, args.bucket_mb,
                "on" if args.overlap else "off", torch.get_num_threads(), params, loss, statistics.median(steady) * 1e3,
                statistics.mean(steady) * 1e3, wire), flush=True)
+        predicted = getattr(args, "predicted_ms", None)
+        if predicted:  # --plan: the planner's prediction against this run (+: predicted slower)
+            measured = statistics.median(steady) * 1e3
+            print("plan %s: predicted %.2f ms a step, measured %.2f ms (%+.0f %%)" %
+                  (args.plan, predicted, measured, 100.0 * (predicted / measured - 1.0)), flush=True)
     if not same:
         raise SystemExit("rank %d: the model differs from rank 0's" % rank)
     return statistics.median(steady)

@@ -41,6 +41,7 @@ struct Flags {
     std::string describePath;  // write the model for hostccl-plan and exit
     std::string planPath;      // take tp, micro-batches, buckets, compression, overlap from a plan file
     uint32_t planDp = 0;       // the plan's dp (checked against the world)
+    double plannedStepMs = 0;  // the plan's predicted step (0: none), reported against the measured one
 };
 
 using Clock = std::chrono::steady_clock;
@@ -210,6 +211,10 @@ void printSummary(const Flags& f, uint32_t n, uint32_t dp, double firstLoss, dou
                 "buckets=%zu params_identical=yes\n",
                 n, dp, f.tp, f.pp, f.microBatches, f.compression.c_str(), f.noOverlap ? "off" : "on", f.steps, firstLoss, loss,
                 t.stepMs / k, t.computeMs / k, t.exposedMs / k, t.commMs / k, t.tpMs / k, t.wireBytes / k, bucketCount);
+    // With --plan: how far the planner's prediction is from this run (+: predicted slower).
+    if (f.plannedStepMs > 0 && t.stepMs > 0)
+        std::printf("plan: predicted_step_ms=%.2f measured_step_ms=%.2f prediction_error_pct=%+.1f\n", f.plannedStepMs,
+                    t.stepMs / k, 100.0 * (f.plannedStepMs / (t.stepMs / k) - 1.0));
 }
 
 int train(const Flags& f, hostccl::Communicator& world) {
@@ -298,7 +303,7 @@ bool applyPlan(Flags* f) {
     }
     hostccl::plan::Plan p;
     std::string why;
-    if (!hostccl::plan::readPlanFile(path, index, &p, &why)) {
+    if (!hostccl::plan::readPlanFile(path, index, &p, &why, &f->plannedStepMs)) {
         std::fprintf(stderr, "train_mlp: --plan %s\n", why.c_str());
         return false;
     }

@@ -53,6 +53,18 @@ want="tp=$tp pp=$pp micro_batches=$mb compression=$comp"
 out=$("$mlp" --ranks 4 --batch 64 --blocks 3 --hidden 512 --steps 3 --quiet --plan "$dir/four.json" 2>&1) \
     || { echo "$out"; fail "train_mlp --plan failed"; }
 grep -q "$want" <<<"$out" || { echo "$out"; fail "train_mlp did not take the plan ($want)"; }
+# ... and reports the planner's prediction against its own step.
+$py - "$dir/four.json" "$out" <<'PY' || fail "train_mlp --plan: no prediction against its step: $out"
+import json, re, sys
+want = json.load(open(sys.argv[1]))["plans"][0]["predicted"]["step_ms"]
+line = re.search(r"^plan: predicted_step_ms=([0-9.]+) measured_step_ms=([0-9.]+) prediction_error_pct=([-+][0-9.]+)$",
+                 sys.argv[2], re.M)
+assert line, "no plan: line"
+predicted, measured, error = map(float, line.groups())
+step = float(re.search(r" step_ms=([0-9.]+)", sys.argv[2]).group(1))  # the summary's
+assert abs(predicted - want) <= 0.005 and abs(measured - step) <= 0.005, (predicted, want, measured, step)
+assert abs(error - 100 * (want / step - 1)) <= 0.1 + 0.01 * abs(error), (error, want, step)
+PY
 read -r staged spp smb < <($py -c 'import json,sys
 p = next(p for p in json.load(open(sys.argv[1]))["plans"] if p["pp"] > 1)
 print(p["rank"], p["pp"], p["micro_batches"])' "$dir/four.json")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <random>
@@ -707,14 +708,41 @@ TEST(PlannerPlanFile, RoundTripsThePlans) {
     for (size_t i : {size_t(0), r.plans.size() - 1}) {
         Plan p;
         std::string why;
-        ASSERT_TRUE(readPlanFile(path, i, &p, &why)) << why;
+        double predictedMs = -1;
+        ASSERT_TRUE(readPlanFile(path, i, &p, &why, &predictedMs)) << why;
         EXPECT_EQ(planLabel(p), planLabel(r.plans[i].plan));
+        EXPECT_DOUBLE_EQ(predictedMs, r.plans[i].prediction.stepSeconds * 1e3);
     }
     Plan p;
     std::string why;
     EXPECT_FALSE(readPlanFile(path, r.plans.size(), &p, &why));
     EXPECT_NE(why.find("no plan " + std::to_string(r.plans.size() + 1)), std::string::npos) << why;
     EXPECT_NE(rankedTable(report, 3).find("dp"), std::string::npos);
+    std::remove(path.c_str());
+}
+
+// A plan's predicted step is read for a run to report against: optional (0 without
+// it), refused with its field named when it is there but not a number of at least 0.
+TEST(PlannerPlanFile, PredictedStepIsOptionalButChecked) {
+    const std::string path = ::testing::TempDir() + "/planner_test_predicted.json";
+    auto read = [&](const std::string& predicted, double* ms, std::string* why) {
+        std::ofstream(path) << R"({"plans": [{"dp": 2, "tp": 1, "pp": 1, "micro_batches": 1, "bucket_bytes": 1024,
+            "first_bucket_bytes": 1024, "compression": "none", "overlap": true, "stage_starts": [0])" +
+                                   predicted + "}]}";
+        Plan p;
+        return readPlanFile(path, 0, &p, why, ms);
+    };
+    double ms = -1;
+    std::string why;
+    ASSERT_TRUE(read(R"(, "predicted": {"step_ms": 12.5})", &ms, &why)) << why;
+    EXPECT_EQ(ms, 12.5);
+    ASSERT_TRUE(read("", &ms, &why)) << why;
+    EXPECT_EQ(ms, 0.0);
+    ms = 7;
+    EXPECT_FALSE(read(R"(, "predicted": {"step_ms": "fast"})", &ms, &why));
+    EXPECT_EQ(why, path + ": plans[0].predicted.step_ms: missing or not a number of at least 0");
+    EXPECT_EQ(ms, 7.0);  // nothing changed
+    EXPECT_FALSE(read(R"(, "predicted": 3)", &ms, &why));
     std::remove(path.c_str());
 }
 

@@ -86,6 +86,11 @@ then
     want=$(cat "$plandir/want")
     out=$(timeout 300 "$python" "$script" --spawn 2 --port "$(port)" --plan "$plandir/plan.json" "${args[@]}" 2>&1)
     grep -qF "$want" <<<"$out" || { echo "planned run does not show '$want':"; echo "$out"; status=1; }
+    # ... and the planner's prediction against the run's own step.
+    predicted=$("$python" -c 'import json,sys; print("%.2f" % json.load(open(sys.argv[1]))["plans"][0]["predicted"]["step_ms"])' \
+        "$plandir/plan.json")
+    grep -qE "^plan .*plan.json: predicted $predicted ms a step, measured [0-9.]+ ms \([-+][0-9]+ %\)$" <<<"$out" \
+        || { echo "planned run does not report the prediction ($predicted ms):"; echo "$out"; status=1; }
 else
     echo "planning the CNN: FAILED"; status=1
 fi
