@@ -157,16 +157,16 @@ HcclResult failWith(CommFailure* failure, HcclResult code, ErrorSite site, std::
 
 namespace {
 
-// A link that broke under us is usually the consequence of a failure elsewhere: a
-// peer that found a mismatch closes its end, a dead peer's sockets all close at once.
-// That failure's notice (or the dead peer's closed health channel) arrives within
-// moments; waiting briefly for it lets every rank report the cause, not the symptom.
-// Asleep, not polling: at scale hundreds of ranks may wait here at once.
 // Errors that are their own cause, seen by the ranks at both ends: an operation
 // mismatch, and a link refused for want of the transport both ends were told to use
 // (HOSTCCL_TRANSPORT=rdma where one has no device): no notice will say more.
 bool isCause(HcclResult e) { return e == HCCL_E_PARA || e == HCCL_E_ROCE_CONNECT; }
 
+// A link that broke under us is usually the consequence of a failure elsewhere: a
+// peer that found a mismatch closes its end, a dead peer's sockets all close at once.
+// That failure's notice (or the dead peer's closed health channel) arrives within
+// moments; waiting briefly for it lets every rank report the cause, not the symptom.
+// Asleep, not polling: at scale hundreds of ranks may wait here at once.
 void awaitCause(const CommFailure* failure) {
     // A notice crosses a few hops, each a scheduling delay on a crowded host: at 256
     // processes on 2 cores the last ranks hear of a death up to ~2 s later, while

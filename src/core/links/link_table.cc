@@ -33,9 +33,7 @@ Directory& directory() {
     static Directory* d = new Directory;  // outlives every communicator
     return *d;
 }
-}  // namespace
 
-namespace {
 // A link refused for want of the transport both ends were told to use (RDMA forced,
 // no device on one of them) is refused however often it is dialed, and dialing again
 // only races the peer's own attempts (its answer then reads as a second claim on the
