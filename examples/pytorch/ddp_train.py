@@ -230,6 +230,7 @@ def train(rank, world, args):
     dist.broadcast(check, src=0)
     same = bool(torch.equal(check, flat)) or args.no_sync
     steady = times[min(args.warmup, len(times) - 1):]
+    median_step = statistics.median(steady)
     if rank == 0:
         params = sum(p.numel() for p in model.parameters())
         wire = ""
@@ -238,16 +239,16 @@ def train(rank, world, args):
         print("%s, %d ranks, hook %s, batch %d in %d micro-batches, buckets %.3g MiB, overlap %s, %d intra-op "
               "threads: %d parameters, final loss %.4f, median step %.2f ms (mean %.2f ms)%s" %
               (args.backend, world, args.hook, args.batch, args.micro_batches, args.bucket_mb,
-               "on" if args.overlap else "off", torch.get_num_threads(), params, loss, statistics.median(steady) * 1e3,
+               "on" if args.overlap else "off", torch.get_num_threads(), params, loss, median_step * 1e3,
                statistics.mean(steady) * 1e3, wire), flush=True)
         predicted = getattr(args, "predicted_ms", None)
         if predicted:  # --plan: the planner's prediction against this run (+: predicted slower)
-            measured = statistics.median(steady) * 1e3
+            measured = median_step * 1e3
             print("plan %s: predicted %.2f ms a step, measured %.2f ms (%+.0f %%)" %
                   (args.plan, predicted, measured, 100.0 * (predicted / measured - 1.0)), flush=True)
     if not same:
         raise SystemExit("rank %d: the model differs from rank 0's" % rank)
-    return statistics.median(steady)
+    return median_step
 
 
 def spawned(rank, world, args):
