@@ -23,7 +23,7 @@ constexpr std::array<Part, 6> kParts{{{"compute", "#1f77b4", &Prediction::comput
                                       {"exposed gradient averaging", "#d62728", &Prediction::dpExposedSeconds},
                                       {"optimizer", "#2ca02c", &Prediction::optimizerSeconds}}};
 
-// A bar per plan, fastest on top, its parts side by side in step order.
+// A bar per plan, the first-ranked on top, its parts side by side in step order.
 std::string breakdownSvg(const std::vector<RankedPlan>& plans) {
     constexpr int kLabel = 400, kBarArea = 520, kRow = 22, kTop = 40, kRight = 90;
     double longest = 0;
@@ -76,7 +76,7 @@ std::string planReportHtml(const PlanReport& r, size_t topPlans) {
     out += fmt::format("<li>{} plans predicted; {} over the memory limit; {} the same as a listed one but for a choice "
                        "that changes nothing</li>\n</ul>\n",
                        r.result->considered, r.result->overMemory, r.result->equivalent);
-    out += fmt::format("<h2>Predicted step of the {} fastest plans</h2>\n", top.size()) + breakdownSvg(top);
+    out += fmt::format("<h2>Predicted step of the {} first-ranked plans</h2>\n", top.size()) + breakdownSvg(top);
     out += "<p>Measured on the machine: GEMM times per shape, element-wise rates, and (probed) the links, copy and "
            "reduce rates, how ranks sharing a host slow each other and what a sync costs there. Collective times come "
            "from hostccl's own algorithms run in the simulator on those numbers. Modelled: the pipeline schedule, "

@@ -46,7 +46,7 @@ ScaleResult predictScaling(const ModelSpec& model, uint64_t perRankBatch, uint64
             ScalePoint pt;
             pt.ranks = n;
             pt.strategy = strategy;
-            for (const RankedPlan& rp : s.plans)  // fastest first: the first of its strategy is its best
+            for (const RankedPlan& rp : s.plans)  // ranked first: the first of its strategy is its best
                 if (strategy == strategyOf(rp.plan)) {
                     pt.found = true;
                     pt.best = rp;

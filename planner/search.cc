@@ -20,6 +20,8 @@ bool checkSearchSpace(const SearchSpace& s, std::string* why) {
     for (const std::string& spec : s.compressions)
         if (!parseCompression(spec, &c, why)) return false;
     if (s.maxMicroBatches == 0) return *why = "the micro-batch limit must be at least 1", false;
+    if (!(s.compressionMinGain >= 0 && s.compressionMinGain <= 1))
+        return *why = "the gain a compressed plan must show is a fraction from 0 to 1", false;
     return true;
 }
 
@@ -95,10 +97,14 @@ SearchResult searchPlans(const Workload& w, const Cluster& c, CommEstimator& com
         }
         r.plans.push_back(rp);
     }
-    // Fastest first; ties (plans the model cannot tell apart) by fewer bytes, then by name.
-    std::stable_sort(r.plans.begin(), r.plans.end(), [](const RankedPlan& a, const RankedPlan& b) {
-        return std::make_tuple(a.prediction.stepSeconds, a.prediction.wireBytes, planLabel(a.plan)) <
-               std::make_tuple(b.prediction.stepSeconds, b.prediction.wireBytes, planLabel(b.plan));
+    // Fastest first, a compressed plan's step counted longer by the gain it must show;
+    // ties (plans the model cannot tell apart) by fewer bytes, then by name.
+    auto rankingSeconds = [&space](const RankedPlan& rp) {
+        return rp.prediction.stepSeconds * (rp.plan.compression == "none" ? 1.0 : 1.0 + space.compressionMinGain);
+    };
+    std::stable_sort(r.plans.begin(), r.plans.end(), [&rankingSeconds](const RankedPlan& a, const RankedPlan& b) {
+        return std::make_tuple(rankingSeconds(a), a.prediction.wireBytes, planLabel(a.plan)) <
+               std::make_tuple(rankingSeconds(b), b.prediction.wireBytes, planLabel(b.plan));
     });
     return r;
 }

@@ -21,6 +21,10 @@ struct SearchSpace {
     // Degrees to consider (empty: every one that fits), e.g. {1} for a program that
     // runs data parallelism only.
     std::vector<uint32_t> tp, pp;
+    // A compressed plan ranks above an exact one (compression "none", or no data
+    // parallelism) only when the exact one is predicted this much slower (a fraction): compressors round or drop gradients,
+    // and plans apart by a few percent are within what the prediction can tell.
+    double compressionMinGain = 0.05;
 };
 
 struct RankedPlan {
@@ -29,7 +33,7 @@ struct RankedPlan {
 };
 
 struct SearchResult {
-    std::vector<RankedPlan> plans;  // fitting the memory limit, fastest first
+    std::vector<RankedPlan> plans;  // fitting the memory limit, fastest first (but compressionMinGain)
     uint64_t considered = 0;        // plans predicted
     uint64_t overMemory = 0;        // of them, set aside for memory
     uint64_t equivalent = 0;        // of them, the same as one listed but for a choice that changes nothing

@@ -523,9 +523,11 @@ def plan_binary():
 
 def plan(model, global_batch, probe_ranks=None, memory_limit=None, extra_args=()):
     """Runs hostccl-plan on ``model`` (a model file's path, or a describe_module() dict) and
-    returns its plan file as a dict (``["plans"]`` fastest first). ``probe_ranks``: measure
-    this host with that many thread ranks; else pass the cluster in ``extra_args``
-    (e.g. ``["--hosts", "2", "--ranks-per-host", "4"]``). Raises RuntimeError with the
+    returns its plan file as a dict (``["plans"]`` ranked as the planner ranks them: fastest
+    first, a compressed plan above an exact one only when clearly faster, see
+    ``--compression-min-gain``). ``probe_ranks``: measure this host with that many thread
+    ranks; else pass the cluster in ``extra_args`` (e.g. ``["--hosts", "2",
+    "--ranks-per-host", "4"]``). Raises RuntimeError with the
     planner's message when it refuses the input."""
     with tempfile.TemporaryDirectory() as tmp:
         if isinstance(model, dict):

@@ -21,16 +21,18 @@ grep -q '2 hosts x 4 ranks' "$dir/out.txt" || fail "the cluster is not 2 hosts x
     --html "$dir/report.html" > /dev/null || fail "--html failed"
 grep -q '<svg' "$dir/report.html" && ! grep -q '<script' "$dir/report.html" || fail "the report has no plot or needs scripts"
 [ "$(grep -o '<text x="4" y="[0-9]*">[0-9]*\. dp' "$dir/report.html" | wc -l)" -eq 7 ] || fail "the report does not show 7 plans"
+grep -q '^# ranked by predicted step, but a compressed plan above an exact one only when the exact one is predicted more than 5 % slower' \
+    "$dir/out.txt" || { cat "$dir/out.txt"; fail "the ranking's rule for compressors is not printed"; }
 # The plan file: every plan a split of 8 ranks with tensor parallelism inside a host,
-# fastest first, its parts adding up to the step; stages begin only where the model
+# fastest first (a compressed plan's step counted 5 % longer), its parts adding up to the step; stages begin only where the model
 # allows (train_mlp: never between a block's two matrices).
 $py - "$dir/plan.json" <<'PY' || { head -c 3000 "$dir/plan.json"; fail "the plan file is wrong"; }
 import json, sys
 doc = json.load(open(sys.argv[1]))
 plans = doc["plans"]
 assert doc["ranks"] == 8 and doc["global_batch"] == 256 and len(plans) > 20, (doc["ranks"], len(plans))
-steps = [p["predicted"]["step_ms"] for p in plans]
-assert steps == sorted(steps), "not ranked"
+ranking = [p["predicted"]["step_ms"] * (1.0 if p["compression"] == "none" else 1.05) for p in plans]
+assert ranking == sorted(ranking), "not ranked"
 for i, p in enumerate(plans):
     assert p["rank"] == i + 1
     assert p["dp"] * p["tp"] * p["pp"] == 8 and 4 % p["tp"] == 0, p
@@ -228,6 +230,7 @@ bad "compression 'zip'" --model "$dir/mlp.json" "${ok[@]}" --compression none,zi
 bad "--buckets: '0' is not a size above 0" --model "$dir/mlp.json" "${ok[@]}" --buckets 0
 bad "--overlap: 'sometimes'" --model "$dir/mlp.json" "${ok[@]}" --overlap sometimes
 bad "--scale-ranks: '7' is not a rank count that is a multiple of 2" --model "$dir/mlp.json" "${ok[@]}" --scale-ranks 8,7
+bad "--compression-min-gain: 150 is not a percentage from 0 to 100" --model "$dir/mlp.json" "${ok[@]}" --compression-min-gain 150
 bad "--tp: '0' is not a degree from 1" --model "$dir/mlp.json" "${ok[@]}" --tp 0
 # A cluster whose hosts have no link between them.
 echo '{"hosts": 2, "ranks_per_host": 2, "shm": {"alpha_us": 1, "bandwidth_GBps": 4}, "reduce_GBps": 4, "copy_GBps": 4}' \

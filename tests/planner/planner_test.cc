@@ -629,6 +629,7 @@ TEST(PlannerPredict, PartsAddUpAndChoicesBehave) {
     CommEstimator comm(c.platform);
     SearchSpace space;
     space.bucketBytes = {uint64_t(1) << 20, uint64_t(4) << 20};
+    space.compressionMinGain = 0;  // ranked by predicted time alone
     const SearchResult r = searchPlans(w, c, comm, space);
     ASSERT_GT(r.plans.size(), 20u);
     for (const RankedPlan& rp : r.plans) {
@@ -688,6 +689,49 @@ TEST(PlannerSearch, MemoryLimitAndEquivalentChoices) {
     const SearchResult none = searchPlans(w, c, comm, space);
     EXPECT_TRUE(none.plans.empty());
     EXPECT_EQ(none.leanest.prediction.memoryBytes, leanest);
+}
+
+// Compressors round or drop gradients: a compressed plan ranks above an exact one only
+// when the exact one is predicted more than compressionMinGain slower.
+TEST(PlannerSearch, CompressedPlansMustShowTheirGain) {
+    const Workload w{toyModel(), 64, 0};
+    const Cluster c = toyCluster();
+    CommEstimator comm(c.platform);
+    SearchSpace space;
+    space.compressions = {"none", "fp16"};
+    auto firstOf = [](const SearchResult& r, bool exact) {  // the first-ranked exact or compressed plan
+        for (const RankedPlan& rp : r.plans)
+            if ((rp.plan.compression == "none") == exact) return rp;
+        ADD_FAILURE() << "no " << (exact ? "exact" : "compressed") << " plan";
+        return RankedPlan{};
+    };
+    space.compressionMinGain = 0;
+    const SearchResult byTime = searchPlans(w, c, comm, space);
+    const RankedPlan exact = firstOf(byTime, true), packed = firstOf(byTime, false);
+    ASSERT_LT(packed.prediction.stepSeconds, exact.prediction.stepSeconds);  // fp16 saves the toy's TCP time
+    EXPECT_EQ(planLabel(byTime.plans.front().plan), planLabel(packed.plan));
+    const double gain = exact.prediction.stepSeconds / packed.prediction.stepSeconds - 1;
+    space.compressionMinGain = 0.9 * gain;
+    EXPECT_EQ(planLabel(searchPlans(w, c, comm, space).plans.front().plan), planLabel(packed.plan));
+    space.compressionMinGain = 1.1 * gain;
+    const SearchResult cautious = searchPlans(w, c, comm, space);
+    EXPECT_EQ(planLabel(cautious.plans.front().plan), planLabel(exact.plan));
+    EXPECT_EQ(cautious.plans.size(), byTime.plans.size());  // the same plans, ranked otherwise
+    // Within each kind the order is by predicted time still.
+    for (bool kind : {true, false}) {
+        double last = 0;
+        for (const RankedPlan& rp : cautious.plans)
+            if ((rp.plan.compression == "none") == kind) {
+                EXPECT_LE(last, rp.prediction.stepSeconds) << planLabel(rp.plan);
+                last = rp.prediction.stepSeconds;
+            }
+    }
+    std::string why;
+    for (double bad : {-0.01, 1.5, std::nan("")}) {
+        space.compressionMinGain = bad;
+        EXPECT_FALSE(checkSearchSpace(space, &why)) << bad;
+        EXPECT_NE(why.find("gain"), std::string::npos) << why;
+    }
 }
 
 TEST(PlannerPlanFile, RoundTripsThePlans) {

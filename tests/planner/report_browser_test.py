@@ -4,13 +4,14 @@ chromium-driver through selenium), opened from the file as a user opens it
 offline: the legend's entries and each plan's label must not overlap anything
 (their widths are the browser's, not the planner's estimate), each plan's bar
 parts must add up to the step it prints, the bars' lengths must be in proportion
-to those steps and fit the plot, and the plans must run fastest first. Saves a
-screenshot. Exits 77 (skipped) with the reason when the browser or its driver is
-missing.
+to those steps and fit the plot, and the plans must run fastest first (a compressed
+one only when clearly faster). Saves a screenshot. Exits 77 (skipped) with the
+reason when the browser or its driver is missing.
 
     report_browser_test.py <hostccl-plan> <train_mlp> <screenshot.png>
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -57,8 +58,11 @@ def check(page, plans):
     rows = page["rows"]
     if len(rows) != plans:
         failed.append(f"{len(rows)} plans drawn, not {plans}")
-    if [r["step"] for r in rows] != sorted(r["step"] for r in rows):
-        failed.append(f"the plans are not fastest first: {[r['step'] for r in rows]}")
+    # Fastest first, a compressed plan's step counted 5 % longer (--compression-min-gain):
+    # a label names its compressor after the bucket size (a plan without one averages nothing).
+    ranking = [r["step"] * (1.05 if re.search(r"bucket \S+ (?!none )", r["label"]) else 1.0) for r in rows]
+    if any(a > b + 0.002 for a, b in zip(ranking, ranking[1:])):  # steps shown to 0.001 ms
+        failed.append(f"the plans are not fastest first: {[r['label'] + ' ' + str(r['step']) for r in rows]}")
     # The slowest plan's bar spans the plot's bar area; the others in proportion.
     widest = max((r["step"] for r in rows), default=0)
     longest = max((max(b[2] for b in r["bars"]) - min(b[0] for b in r["bars"]) for r in rows if r["bars"]), default=0)

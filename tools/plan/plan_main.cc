@@ -36,6 +36,7 @@ struct Options : sim::PlatformOptions {
     std::string memoryText, bucketsText = "1M,4M,25M,100M", compressionText = "none,fp16,bf16,topk:0.01,sign";
     std::string overlapText = "both", tpText, ppText, scaleText;
     uint32_t maxMicroBatches = 64;
+    double compressionMinGainPct = 5;
     double gflops = 0;  // 0: measure
     double elementwiseGBps = 0;  // 0: measure
     double syncUs = -1;          // below 0: measured by --probe on a crowded host, else 0
@@ -81,6 +82,9 @@ bool buildSearchSpace(const Options& o, SearchSpace* s, std::string* why) {
     else if (o.overlapText == "off") s->overlap = {false};
     else return *why = fmt::format("--overlap: '{}' is not both, on or off", o.overlapText), false;
     s->maxMicroBatches = o.maxMicroBatches;
+    if (!(o.compressionMinGainPct >= 0 && o.compressionMinGainPct <= 100))
+        return *why = fmt::format("--compression-min-gain: {} is not a percentage from 0 to 100", o.compressionMinGainPct), false;
+    s->compressionMinGain = o.compressionMinGainPct / 100;
     for (auto [text, into, flag] : {std::tuple{&o.tpText, &s->tp, "--tp"}, std::tuple{&o.ppText, &s->pp, "--pp"}})
         for (const std::string& d : sim::splitList(*text)) {
             uint64_t v = 0;
@@ -205,6 +209,13 @@ int scaleAndReport(const Options& o, const Workload& w, const Cluster& c, const 
     return 0;
 }
 
+// The search may weigh compressed plans against exact ones (compression none, or no
+// data parallelism), and the gain counts.
+bool comparesCompression(const SearchSpace& s) {
+    const auto compressed = [](const std::string& spec) { return spec != "none"; };
+    return std::any_of(s.compressions.begin(), s.compressions.end(), compressed) && s.compressionMinGain > 0;
+}
+
 // "bf16 0.11 ms, fp16 0.52 ms": what each compressor's comm hook adds to a step.
 std::string hookList(const std::map<std::string, double>& seconds) {
     std::string out;
@@ -273,6 +284,9 @@ int searchAndReport(const Options& o, const Workload& w, const Cluster& c) {
                 "a listed one but for a bucket size or overlap choice that changes nothing\n",
                 static_cast<unsigned long long>(result.considered), static_cast<unsigned long long>(comm.simulatedOps()),
                 static_cast<unsigned long long>(result.overMemory), static_cast<unsigned long long>(result.equivalent));
+    if (comparesCompression(space))
+        std::printf("# ranked by predicted step, but a compressed plan above an exact one only when the exact one is "
+                    "predicted more than %g %% slower (--compression-min-gain)\n", space.compressionMinGain * 100);
     std::fputs(rankedTable(report, o.top).c_str(), stdout);
     if (!o.outPath.empty()) std::printf("# plan file: %s\n", o.outPath.c_str());
     if (!o.htmlPath.empty()) std::printf("# report: %s\n", o.htmlPath.c_str());
@@ -329,6 +343,9 @@ int main(int argc, char** argv) {
     app.add_option("--overlap", o.overlapText, "both, on or off");
     app.add_option("--tp", o.tpText, "tensor-parallel degrees to consider, e.g. 1 (default: all that fit)");
     app.add_option("--pp", o.ppText, "pipeline degrees to consider, e.g. 1,2 (default: all that fit)");
+    app.add_option("--compression-min-gain", o.compressionMinGainPct,
+                   "rank a compressed plan above an exact one only when the exact one is predicted this many percent "
+                   "slower (compressors round or drop gradients; 0: by predicted time alone)");
     app.add_option("--max-micro-batches", o.maxMicroBatches, "largest micro-batch count to try (powers of two)");
     app.add_option("--top", o.top, "plans to print");
     app.add_option("-o,--out", o.outPath, "write every fitting plan, ranked, as JSON");
