@@ -82,6 +82,7 @@ std::string planFileJson(const PlanReport& r) {
                 {"considered", r.result->considered},
                 {"over_memory", r.result->overMemory},
                 {"equivalent", r.result->equivalent},
+                {"compression_min_gain_pct", r.result->compressionMinGain * 100},
                 {"plans", plans}};
     return doc.dump(2) + "\n";
 }

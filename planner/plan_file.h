@@ -17,7 +17,8 @@ struct PlanReport {
 
 // The first `rows` plans, one line each, with the prediction's parts.
 std::string rankedTable(const PlanReport& r, size_t rows);
-// Every fitting plan, fastest first, with what it was planned for.
+// Every fitting plan in ranking order (fastest first, but compressionMinGain), with
+// what it was planned for.
 std::string planFileJson(const PlanReport& r);
 
 }  // namespace hostccl::plan

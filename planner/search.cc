@@ -76,6 +76,7 @@ std::vector<Plan> candidates(const Workload& w, const Cluster& c, const SearchSp
 
 SearchResult searchPlans(const Workload& w, const Cluster& c, CommEstimator& comm, const SearchSpace& space) {
     SearchResult r;
+    r.compressionMinGain = space.compressionMinGain;
     bool haveLeanest = false;
     std::set<std::string> seen;
     for (const Plan& p : candidates(w, c, space)) {

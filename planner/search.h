@@ -38,6 +38,7 @@ struct SearchResult {
     uint64_t overMemory = 0;        // of them, set aside for memory
     uint64_t equivalent = 0;        // of them, the same as one listed but for a choice that changes nothing
     RankedPlan leanest;             // the plan needing the least memory (for the error when none fits)
+    double compressionMinGain = 0;  // the ranking's rule (SearchSpace::compressionMinGain)
 };
 
 // Checks the search space (compressor specs, bucket sizes); false and `why`.

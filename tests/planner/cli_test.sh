@@ -20,17 +20,21 @@ grep -q '2 hosts x 4 ranks' "$dir/out.txt" || fail "the cluster is not 2 hosts x
 "$plan" --model "$dir/mlp.json" --global-batch 256 --hosts 2 --ranks-per-host 4 --cores 2 --gflops 50 --top 7 \
     --html "$dir/report.html" > /dev/null || fail "--html failed"
 grep -q '<svg' "$dir/report.html" && ! grep -q '<script' "$dir/report.html" || fail "the report has no plot or needs scripts"
+grep -q 'a compressed plan above an exact one only when the exact one is predicted more than 5 % slower' "$dir/report.html" \
+    || fail "the report does not say how it ranks compressors"
 [ "$(grep -o '<text x="4" y="[0-9]*">[0-9]*\. dp' "$dir/report.html" | wc -l)" -eq 7 ] || fail "the report does not show 7 plans"
 grep -q '^# ranked by predicted step, but a compressed plan above an exact one only when the exact one is predicted more than 5 % slower' \
     "$dir/out.txt" || { cat "$dir/out.txt"; fail "the ranking's rule for compressors is not printed"; }
 # The plan file: every plan a split of 8 ranks with tensor parallelism inside a host,
-# fastest first (a compressed plan's step counted 5 % longer), its parts adding up to the step; stages begin only where the model
-# allows (train_mlp: never between a block's two matrices).
+# fastest first (a compressed plan's step counted 5 % longer), its parts adding up to
+# the step; stages begin only where the model allows (train_mlp: never between a
+# block's two matrices).
 $py - "$dir/plan.json" <<'PY' || { head -c 3000 "$dir/plan.json"; fail "the plan file is wrong"; }
 import json, sys
 doc = json.load(open(sys.argv[1]))
 plans = doc["plans"]
 assert doc["ranks"] == 8 and doc["global_batch"] == 256 and len(plans) > 20, (doc["ranks"], len(plans))
+assert doc["compression_min_gain_pct"] == 5, doc["compression_min_gain_pct"]
 ranking = [p["predicted"]["step_ms"] * (1.0 if p["compression"] == "none" else 1.05) for p in plans]
 assert ranking == sorted(ranking), "not ranked"
 for i, p in enumerate(plans):
@@ -44,6 +48,19 @@ for i, p in enumerate(plans):
     assert all(s == 0 or s % 2 == 1 for s in p["stage_starts"]), p  # embed, or a block's first matrix
     assert (256 // p["dp"]) % p["micro_batches"] == 0, p
     assert p["lossy"] == (p["compression"] in ("sign",) or p["compression"].startswith("topk")), p
+PY
+
+# --compression-min-gain 0: the same search, ranked by predicted step alone, and no rule
+# printed. (Which plans are listed once as equivalent rests on the measured rates.)
+"$plan" --model "$dir/mlp.json" --global-batch 256 --hosts 2 --ranks-per-host 4 --cores 2 --gflops 50 \
+    --compression-min-gain 0 --top 5 -o "$dir/by_time.json" > "$dir/by_time.txt" || fail "--compression-min-gain 0 failed"
+! grep -q '^# ranked by predicted step, but' "$dir/by_time.txt" || fail "a ranking rule printed with --compression-min-gain 0"
+$py - "$dir/plan.json" "$dir/by_time.json" <<'PY' || fail "--compression-min-gain 0 did not rank by time alone"
+import json, sys
+ruled, by_time = (json.load(open(path)) for path in sys.argv[1:])
+steps = [p["predicted"]["step_ms"] for p in by_time["plans"]]
+assert by_time["compression_min_gain_pct"] == 0 and steps == sorted(steps), steps[:10]
+assert by_time["considered"] == ruled["considered"], (by_time["considered"], ruled["considered"])
 PY
 
 # train_mlp trains with a plan: the first, and one with pipeline stages (its cut as planned).
