@@ -73,11 +73,13 @@ std::string planReportHtml(const PlanReport& r, size_t topPlans) {
     out += "<li>Cluster: " + sim::htmlEscape(c.platform.summary()) + "</li>\n";
     out += "<li>Compute: " + sim::htmlEscape(c.gemm.summary()) + "; " +
            sim::htmlEscape(c.elementwise.summary("element-wise on one core", "GB/s", "MB")) + "</li>\n";
+    const double gain = r.result->compressionMinGain;
     out += fmt::format("<li>{} plans predicted; {} over the memory limit; {} the same as a listed one but for a choice "
-                       "that changes nothing; ranked by predicted step, a compressed plan above an exact one only when "
-                       "the exact one is predicted more than {:g} % slower</li>\n</ul>\n",
+                       "that changes nothing; ranked by predicted step{}</li>\n</ul>\n",
                        r.result->considered, r.result->overMemory, r.result->equivalent,
-                       r.result->compressionMinGain * 100);
+                       gain > 0 ? fmt::format(", a compressed plan above an exact one only when the exact one is "
+                                              "predicted more than {:g} % slower", gain * 100)
+                                : std::string());
     out += fmt::format("<h2>Predicted step of the {} first-ranked plans</h2>\n", top.size()) + breakdownSvg(top);
     out += "<p>Measured on the machine: GEMM times per shape, element-wise rates, and (probed) the links, copy and "
            "reduce rates, how ranks sharing a host slow each other and what a sync costs there. Collective times come "
