@@ -29,6 +29,8 @@ public:
     // True when this is the first failure (and so the one that stays).
     bool raise(HcclResult code, int64_t culprit, std::string text, bool local = true);
     bool failed() const { return failed_.load(std::memory_order_acquire); }
+    // What failed() reads, for waits that cancel themselves (net::CancelScope).
+    const std::atomic<bool>* failedFlag() const { return &failed_; }
     // Sleeps until a failure is raised or `limit` passes; true when one was.
     bool waitFailed(std::chrono::milliseconds limit) const;
     // Called (once, by whoever raises the first failure) so that waiters blocked

@@ -138,7 +138,13 @@ HcclResult Communicator::dialHealth(uint32_t peer, Deadline deadline) {
     const PeerInfo& info = peers_[peer];
     std::string err;
     const net::Hello hello = net::makeHello(net::Purpose::Health, id(), rank(), peer);
-    net::Fd fd = net::dialProven(net::Endpoint{info.ip, info.port}, secret(), hello, deadline, &err);
+    net::Fd fd;
+    {
+        // Another rank's failure to create (its notice) ends this dial, whose peer may be gone.
+        net::CancelScope failed(nullptr, std::chrono::milliseconds(0), failure_.failedFlag());
+        fd = net::dialProven(net::Endpoint{info.ip, info.port}, secret(), hello, deadline, &err);
+    }
+    if (!fd.valid() && failure_.failed()) return fail(failure_.code(), s, "{}", failure_.record().text);
     if (!fd.valid())
         return fail(HCCL_E_TCP_CONNECT, s, "health channel to {}:{}: {} (host {})", info.ip, info.port, err, info.hostId);
     health_->addPeer(peer, std::move(fd), whoIs(peer));

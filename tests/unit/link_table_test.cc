@@ -10,6 +10,8 @@
 #include <chrono>
 #include <future>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 #include "common/comm_failure.h"
@@ -108,6 +110,63 @@ TEST(LinkTable, DialStopsWhenThePeersConnectionWins) {
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
     EXPECT_TRUE(carries(at1, at0)) << "both ranks must hold the same connection";
     EXPECT_TRUE(carries(at0, at1));
+}
+
+// Rank 0 dials rank 1 at `port` until its communicator fails (another rank could
+// not create it, say); the dial must end at once with that failure, not run on to
+// HCCL_CONNECT_TIMEOUT. Returns how long get() took after the failure.
+double secondsToGiveUpAfterFailure(uint16_t port, bool waitForTheDial, net::Fd* listener) {
+    test::ScopedEnv tcp("HOSTCCL_TRANSPORT", "tcp");
+    test::ScopedEnv timeout("HCCL_CONNECT_TIMEOUT", "60");
+    const std::vector<PeerInfo> seenByRank0{peerAt(0, net::Acceptor::instance().port()), peerAt(1, port)};
+    CommFailure failure;
+    LinkTable rank0(identity(0, randomSecret()), seenByRank0, [](uint32_t r) { return "rank " + std::to_string(r); },
+                    &failure);
+    rank0.open();
+    auto gets = std::async(std::launch::async, [&] {
+        HcclResult code = HCCL_SUCCESS;
+        std::string why;
+        transport::Link* l = rank0.get(1, Deadline::afterSeconds(60), &code, &why);
+        return std::make_tuple(l, code, why);
+    });
+    net::Fd held;
+    std::string err;
+    if (waitForTheDial) {
+        held = net::acceptTcp(listener->get(), Deadline::afterSeconds(20), &err);
+        EXPECT_TRUE(held.valid()) << "rank 0 never dialed: " << err;
+    } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // several refused attempts
+    }
+    const auto raised = std::chrono::steady_clock::now();
+    failure.raise(HCCL_E_ROCE_CONNECT, 2, "rank 2 could not create the communicator");
+    if (gets.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+        ADD_FAILURE() << "the dial outlived its communicator's failure by 20 s";
+        gets.wait();
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - raised).count();
+    auto [link, code, why] = gets.get();
+    EXPECT_EQ(link, nullptr);
+    EXPECT_EQ(code, HCCL_E_ROCE_CONNECT) << why;
+    EXPECT_EQ(why, "rank 2 could not create the communicator");
+    return took;
+}
+
+TEST(LinkTable, DialEndsWhenTheCommunicatorFailsMidHandshake) {
+    // A peer whose communicator is gone holds the dial unanswered.
+    std::string err;
+    net::Fd silent = net::listenTcp("127.0.0.1", 0, &err);
+    ASSERT_TRUE(silent.valid()) << err;
+    EXPECT_LT(secondsToGiveUpAfterFailure(net::boundPort(silent.get()), true, &silent), 1.0);
+}
+
+TEST(LinkTable, DialEndsWhenTheCommunicatorFailsWhileRefused) {
+    // A peer whose process is gone refuses; the dial retries until it is told to stop.
+    std::string err;
+    net::Fd gone = net::listenTcp("127.0.0.1", 0, &err);
+    ASSERT_TRUE(gone.valid()) << err;
+    const uint16_t port = net::boundPort(gone.get());
+    gone = net::Fd();
+    EXPECT_LT(secondsToGiveUpAfterFailure(port, false, nullptr), 1.0);
 }
 
 }  // namespace hostccl::link_table_test

@@ -166,6 +166,11 @@ transport::Link* LinkTable::get(uint32_t peer, Deadline opDeadline, HcclResult* 
             if (!finalFailure(rc) && (rc == HCCL_SUCCESS || state_[peer] == State::Accepting || dialMoot_[peer].load()))
                 continue;
             state_[peer] = State::Idle;
+            if (failure_->failed()) {  // the dial was abandoned: the failure is the cause
+                CommFailure::Record r = failure_->record();
+                rc = r.code;
+                err = r.text;
+            }
             *code = rc;
             *why = err;
             return nullptr;
@@ -234,7 +239,7 @@ HcclResult LinkTable::dial(uint32_t peer, Deadline deadline, std::string* why) {
     net::Fd fd;
     char verdict = 0;
     {
-        net::CancelScope moot(&dialMoot_[peer], kMootDialGrace);
+        net::CancelScope moot(&dialMoot_[peer], kMootDialGrace, failure_->failedFlag());
         fd = net::dialProven(net::Endpoint{info.ip, info.port}, identity_.secret, hello, deadline, &err);
         if (!fd.valid() || !net::recvAll(fd.get(), &verdict, 1, deadline, &err)) {
             *why = fmt::format("data link to {}: {}", nameOf_(peer), err);

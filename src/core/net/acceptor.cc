@@ -16,6 +16,7 @@ constexpr auto kHelloTimeout = std::chrono::milliseconds(2000);
 constexpr size_t kMaxPending = 4096;  // beyond this, the oldest unclaimed are dropped
 constexpr int kMaxReading = 256;      // connections being identified at once
 constexpr int kMaxHandlers = 1024;    // served connections being handled at once
+constexpr size_t kMaxEnded = 65536;   // ended services remembered (a few bytes each)
 }  // namespace
 
 Acceptor& Acceptor::instance() {
@@ -84,10 +85,13 @@ void Acceptor::readHelloAsync(Fd fd) {
             runHandler(s, std::move(fd), hello);
             return;
         }
-        // A notice for a rank with no session here (not yet created, or destroyed)
-        // is refused at once: its sender then covers that rank's part of the
-        // broadcast itself instead of waiting for a handshake that never comes.
-        if (hello.purpose == static_cast<uint16_t>(Purpose::Notice)) return;
+        // A notice for a rank whose session here has ended is refused at once: its
+        // sender then covers that rank's part of the broadcast itself instead of
+        // waiting for an answer that never comes. One for a rank whose session has
+        // not started yet (it is still creating its communicator) is kept like any
+        // early connection, and handed over when the session starts; its sender
+        // covers the subtree after its step.
+        if (ended_.count(ServiceKeyT{hello.commId, hello.toRank, hello.purpose}) != 0) return;
         if (handToWaiter(hello, fd)) return;
         if (pending_.size() >= kMaxPending) pending_.pop_front();
         pending_.push_back(Pending{hello, std::move(fd), Deadline::Clock::now()});
@@ -138,6 +142,7 @@ uint64_t Acceptor::serve(uint64_t commId, uint32_t toRank, Purpose purpose, Hand
     const uint64_t ticket = nextTicket_++;
     services_[ticket] = s;
     byKey_.emplace(ServiceKeyT{commId, toRank, s->purpose}, s);  // the first service of a key keeps it
+    ended_.erase(ServiceKeyT{commId, toRank, s->purpose});
     for (auto it = pending_.begin(); it != pending_.end();) {  // those that came before the service
         if (serviceFor(it->hello) != s || !reserveHandler(s)) {
             ++it;
@@ -158,8 +163,14 @@ void Acceptor::unserve(uint64_t ticket) {
     std::shared_ptr<Service> s = it->second;
     s->ended = true;
     services_.erase(it);
-    auto key = byKey_.find(ServiceKeyT{s->commId, s->toRank, s->purpose});
+    const ServiceKeyT k{s->commId, s->toRank, s->purpose};
+    auto key = byKey_.find(k);
     if (key != byKey_.end() && key->second == s) byKey_.erase(key);
+    if (s->purpose == static_cast<uint16_t>(Purpose::Notice) && ended_.insert(k).second) endedOrder_.push_back(k);
+    if (endedOrder_.size() > kMaxEnded) {
+        ended_.erase(endedOrder_.front());
+        endedOrder_.pop_front();
+    }
     handlerDone_.wait(lock, [&] { return s->running == 0; });
 }
 

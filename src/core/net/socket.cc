@@ -25,6 +25,8 @@ void Fd::reset() {
 
 namespace {
 thread_local const std::atomic<bool>* tCancel = nullptr;
+thread_local const std::atomic<bool>* tAbandoned = nullptr;
+bool inCancelScope() { return tCancel != nullptr || tAbandoned != nullptr; }
 thread_local std::chrono::steady_clock::duration tGrace{};
 thread_local std::chrono::steady_clock::time_point tSeenAt{};  // when the flag was first seen set
 // How often a cancellable wait looks at its flag: a cancelled dial is rare, and
@@ -32,13 +34,19 @@ thread_local std::chrono::steady_clock::time_point tSeenAt{};  // when the flag 
 constexpr int kCancelSliceMs = 5;
 }  // namespace
 
-CancelScope::CancelScope(const std::atomic<bool>* flag, std::chrono::milliseconds grace) {
+CancelScope::CancelScope(const std::atomic<bool>* flag, std::chrono::milliseconds grace,
+                         const std::atomic<bool>* abandoned) {
     tCancel = flag;
+    tAbandoned = abandoned;
     tGrace = grace;
     tSeenAt = {};
 }
-CancelScope::~CancelScope() { tCancel = nullptr; }
+CancelScope::~CancelScope() {
+    tCancel = nullptr;
+    tAbandoned = nullptr;
+}
 bool CancelScope::cancelled() {
+    if (tAbandoned != nullptr && tAbandoned->load(std::memory_order_acquire)) return true;
     if (tCancel == nullptr || !tCancel->load(std::memory_order_acquire)) return false;
     const auto now = std::chrono::steady_clock::now();
     if (tSeenAt == std::chrono::steady_clock::time_point{}) tSeenAt = now;
@@ -46,7 +54,7 @@ bool CancelScope::cancelled() {
 }
 
 bool pauseFor(std::chrono::milliseconds d) {
-    if (tCancel == nullptr) {
+    if (!inCancelScope()) {
         std::this_thread::sleep_for(d);
         return true;
     }
@@ -143,7 +151,7 @@ static bool waitFd(int fd, short events, Deadline deadline, std::string* err) {
             return false;
         }
         pollfd p{fd, events, 0};
-        int rc = ::poll(&p, 1, deadline.remainingMs(tCancel != nullptr ? kCancelSliceMs : 1000));
+        int rc = ::poll(&p, 1, deadline.remainingMs(inCancelScope() ? kCancelSliceMs : 1000));
         if (rc > 0) return true;
         if (rc < 0 && errno != EINTR) {
             *err = errnoText("poll");

@@ -71,10 +71,14 @@ bool recvAll(int fd, void* buf, size_t len, Deadline deadline, std::string* err)
 // for `grace`: a dial whose outcome no longer matters (the peer's own connection
 // won the pair) gives up instead of waiting out its deadline for a peer that may
 // have finished and gone, while a live peer still answers it within the grace
-// (and so never sees a dial dropped mid-handshake). Scopes do not nest.
+// (and so never sees a dial dropped mid-handshake). `abandoned`, when given, cancels
+// at once: the dialing communicator has failed, so no outcome matters (a dial to a
+// peer whose process is gone would otherwise retry until HCCL_CONNECT_TIMEOUT).
+// Scopes do not nest.
 class CancelScope {
 public:
-    CancelScope(const std::atomic<bool>* flag, std::chrono::milliseconds grace);
+    CancelScope(const std::atomic<bool>* flag, std::chrono::milliseconds grace,
+                const std::atomic<bool>* abandoned = nullptr);
     ~CancelScope();
     CancelScope(const CancelScope&) = delete;
     CancelScope& operator=(const CancelScope&) = delete;
