@@ -7,11 +7,15 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <vector>
+
+#include "core/health/health_frame.h"
 
 namespace hostccl::health {
 
@@ -31,6 +35,10 @@ public:
     // The session of rank `rank` of communicator `commId` in this process, or null
     // (the lock held).
     HealthSession* find(uint64_t commId, uint32_t rank) const;
+    // Hands a notice to rank `rank` of `commId` in this process (the lock held): to
+    // its session, or, when that rank is still creating its communicator, to the
+    // session it is about to add. False when that rank's session here has ended.
+    bool deliver(uint64_t commId, uint32_t rank, const Frame& notice);
 
     // HOSTCCL_HEARTBEAT_INTERVAL and HOSTCCL_HEARTBEAT_TIMEOUT (0: silence is never a failure).
     static std::chrono::milliseconds interval();
@@ -51,6 +59,11 @@ private:
     std::unordered_map<uint64_t, Watch> watches_;
     std::vector<HealthSession*> sessions_;
     std::map<std::pair<uint64_t, uint32_t>, HealthSession*> byRank_;
+    // Notices for ranks whose session has not started (the first per rank), and the
+    // newest ranks whose session ended (kMaxEnded), whose notices are not kept.
+    std::map<std::pair<uint64_t, uint32_t>, Frame> early_;
+    std::set<std::pair<uint64_t, uint32_t>> ended_;
+    std::deque<std::pair<uint64_t, uint32_t>> endedOrder_;
 };
 
 }  // namespace hostccl::health

@@ -21,15 +21,12 @@ constexpr auto kNoticeStep = std::chrono::milliseconds(1000);
 // shallow tree (depth log8 n: 3 at 256 ranks, 4 at 4096) beats a binomial one.
 constexpr uint32_t kRadix = 8;
 
-// Hands the notice to a rank of this process; false when that rank has no live
-// session here (it is in another process, or gone).
-bool deliverHere(const Membership& m, uint32_t target, const Frame& f) {
+// Hands the notice to a rank of this process, kept for it when it is still being
+// created (its subtree is covered from here either way).
+void deliverHere(const Membership& m, uint32_t target, const Frame& f) {
     HealthMonitor& monitor = HealthMonitor::instance();
     std::lock_guard<std::mutex> lock(monitor.mutex());
-    HealthSession* s = monitor.find(m.commId, target);
-    if (s == nullptr) return false;
-    s->takeNotice(f);
-    return true;
+    monitor.deliver(m.commId, target, f);
 }
 
 constexpr char kNoticeTaken = 'K';
