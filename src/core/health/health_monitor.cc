@@ -42,16 +42,12 @@ HealthMonitor::HealthMonitor() {
     std::thread([this] { run(); }).detach();
 }
 
-namespace {
-constexpr size_t kMaxEnded = 65536;  // ended sessions remembered (a few bytes each)
-}
-
 void HealthMonitor::add(HealthSession* s) {
     std::lock_guard<std::mutex> lock(mutex_);
     sessions_.push_back(s);
     const auto key = std::make_pair(s->commId(), s->rank());
     byRank_.emplace(key, s);  // a second claim of one rank is not reachable
-    ended_.erase(key);
+    ended_.forget(key);
     for (size_t i = 0; i < s->peerCount(); ++i) watch(s, i);
     auto early = early_.find(key);
     if (early != early_.end()) {  // another rank of this process failed while this one was being created
@@ -66,7 +62,7 @@ bool HealthMonitor::deliver(uint64_t commId, uint32_t rank, const Frame& notice)
         s->takeNotice(notice);
         return true;
     }
-    if (ended_.count(key) != 0 || early_.size() >= kMaxEnded) return false;
+    if (ended_.contains(key) || early_.size() >= kMaxEnded) return false;
     early_.emplace(key, notice);
     return true;
 }
@@ -86,11 +82,7 @@ void HealthMonitor::remove(HealthSession* s) {
     const auto key = std::make_pair(s->commId(), s->rank());
     auto mine = byRank_.find(key);
     if (mine != byRank_.end() && mine->second == s) byRank_.erase(mine);
-    if (ended_.insert(key).second) endedOrder_.push_back(key);
-    if (endedOrder_.size() > kMaxEnded) {
-        ended_.erase(endedOrder_.front());
-        endedOrder_.pop_front();
-    }
+    ended_.remember(key);
     for (auto it = watches_.begin(); it != watches_.end();) {
         if (it->second.session != s) {
             ++it;

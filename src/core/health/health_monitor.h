@@ -7,14 +7,13 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <thread>
 #include <map>
-#include <set>
 #include <unordered_map>
 #include <vector>
 
+#include "common/recent_keys.h"
 #include "core/health/health_frame.h"
 
 namespace hostccl::health {
@@ -43,6 +42,7 @@ public:
     // HOSTCCL_HEARTBEAT_INTERVAL and HOSTCCL_HEARTBEAT_TIMEOUT (0: silence is never a failure).
     static std::chrono::milliseconds interval();
     static std::chrono::milliseconds silenceLimit();
+    static constexpr size_t kMaxEnded = 65536;  // ended sessions remembered; early notices kept at most
 
 private:
     HealthMonitor();
@@ -60,10 +60,9 @@ private:
     std::vector<HealthSession*> sessions_;
     std::map<std::pair<uint64_t, uint32_t>, HealthSession*> byRank_;
     // Notices for ranks whose session has not started (the first per rank), and the
-    // newest ranks whose session ended (kMaxEnded), whose notices are not kept.
+    // ranks whose session ended, whose notices are not kept.
     std::map<std::pair<uint64_t, uint32_t>, Frame> early_;
-    std::set<std::pair<uint64_t, uint32_t>> ended_;
-    std::deque<std::pair<uint64_t, uint32_t>> endedOrder_;
+    RecentKeys<std::pair<uint64_t, uint32_t>> ended_{kMaxEnded};
 };
 
 }  // namespace hostccl::health

@@ -16,7 +16,6 @@ constexpr auto kHelloTimeout = std::chrono::milliseconds(2000);
 constexpr size_t kMaxPending = 4096;  // beyond this, the oldest unclaimed are dropped
 constexpr int kMaxReading = 256;      // connections being identified at once
 constexpr int kMaxHandlers = 1024;    // served connections being handled at once
-constexpr size_t kMaxEnded = 65536;   // ended services remembered (a few bytes each)
 }  // namespace
 
 Acceptor& Acceptor::instance() {
@@ -91,7 +90,7 @@ void Acceptor::readHelloAsync(Fd fd) {
         // not started yet (it is still creating its communicator) is kept like any
         // early connection, and handed over when the session starts; its sender
         // covers the subtree after its step.
-        if (ended_.count(ServiceKeyT{hello.commId, hello.toRank, hello.purpose}) != 0) return;
+        if (ended_.contains(ServiceKeyT{hello.commId, hello.toRank, hello.purpose})) return;
         if (handToWaiter(hello, fd)) return;
         if (pending_.size() >= kMaxPending) pending_.pop_front();
         pending_.push_back(Pending{hello, std::move(fd), Deadline::Clock::now()});
@@ -142,7 +141,7 @@ uint64_t Acceptor::serve(uint64_t commId, uint32_t toRank, Purpose purpose, Hand
     const uint64_t ticket = nextTicket_++;
     services_[ticket] = s;
     byKey_.emplace(ServiceKeyT{commId, toRank, s->purpose}, s);  // the first service of a key keeps it
-    ended_.erase(ServiceKeyT{commId, toRank, s->purpose});
+    ended_.forget(ServiceKeyT{commId, toRank, s->purpose});
     for (auto it = pending_.begin(); it != pending_.end();) {  // those that came before the service
         if (serviceFor(it->hello) != s || !reserveHandler(s)) {
             ++it;
@@ -166,11 +165,7 @@ void Acceptor::unserve(uint64_t ticket) {
     const ServiceKeyT k{s->commId, s->toRank, s->purpose};
     auto key = byKey_.find(k);
     if (key != byKey_.end() && key->second == s) byKey_.erase(key);
-    if (s->purpose == static_cast<uint16_t>(Purpose::Notice) && ended_.insert(k).second) endedOrder_.push_back(k);
-    if (endedOrder_.size() > kMaxEnded) {
-        ended_.erase(endedOrder_.front());
-        endedOrder_.pop_front();
-    }
+    if (s->purpose == static_cast<uint16_t>(Purpose::Notice)) ended_.remember(k);
     handlerDone_.wait(lock, [&] { return s->running == 0; });
 }
 

@@ -14,10 +14,10 @@
 #include <mutex>
 #include <thread>
 #include <map>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
+#include "common/recent_keys.h"
 #include "core/net/handshake.h"
 #include "core/net/socket.h"
 
@@ -90,10 +90,9 @@ private:
     uint64_t nextTicket_ = 1;
     std::unordered_map<uint64_t, std::shared_ptr<Service>> services_;  // by ticket
     std::map<ServiceKeyT, std::shared_ptr<Service>> byKey_;
-    // Notice services that ended (a destroyed communicator's rank), the newest
-    // kMaxEnded: a notice for one of them is turned away at once instead of kept.
-    std::set<ServiceKeyT> ended_;
-    std::deque<ServiceKeyT> endedOrder_;
+    // Notice services that ended (a destroyed communicator's rank): a notice for one
+    // of them is turned away at once instead of kept.
+    RecentKeys<ServiceKeyT> ended_{65536};
     std::condition_variable handlerDone_;
     std::thread thread_;
 };
