@@ -65,6 +65,9 @@ class CMakeBuild(build_ext):
             if len(built) != 1:
                 raise SystemExit("hostccl setup: the install of %s holds no single extension: %s" % (tree, built))
             shutil.copyfile(built[0], self.get_ext_fullpath(ext.name))
+            # What torch the extension was built for (hostccl.torch checks it on import).
+            shutil.copyfile(os.path.join(os.path.dirname(built[0]), "_build_info.py"),
+                            os.path.join(package, "_build_info.py"))
             for name in LIBRARIES:
                 self.copy_library(staging, name, package)
 
@@ -86,6 +89,8 @@ setup(
     version=project_version(),
     description="hostccl as a torch.distributed backend (HCCL's API on CPU hosts)",
     packages=["hostccl", "hostccl.torch"],
+    py_modules=["_hostccl_autoload"],
+    entry_points=open(os.path.join(HERE, "entry_points.txt")).read(),
     ext_modules=[Extension("hostccl._C", sources=[])],
     cmdclass={"build_ext": CMakeBuild},
     python_requires=">=3.9",

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config ninja-build
+  build-essential cmake pkg-config ninja-build ccache
   libspdlog-dev libfmt-dev         # logging
   libhwloc-dev                     # topology (cores, NUMA)
   nlohmann-json3-dev               # rank tables, traces

@@ -12,11 +12,15 @@ step() {  # step <name> <command...>
     echo "test.sh: $name took $((SECONDS - start)) s"
 }
 step setup-deps bash scripts/setup-deps.sh
+# torch 2.x from PyPI in cached venvs (the newest and the oldest claimed), built and
+# tested beside Debian's torch 1.13.
+torch_pythons=/tmp/hostccl-torch-pythons
+step setup-torch bash -c "bash scripts/setup-torch.sh > $torch_pythons"
 # The RDMA suite's guest (debootstrap: mostly download and unpack) is prepared
 # while the project builds and its tests run.
 bash tests/rdma/run.sh --prepare > /tmp/hostccl-rdma-prepare.log 2>&1 &
 prepare=$!
-step build bash scripts/build.sh
+step build bash scripts/build.sh -DHOSTCCL_TORCH_PYTHONS="$(paste -sd';' $torch_pythons)"
 step ctest bash -c 'cd build && ctest --output-on-failure --timeout 900 -j2'
 step "waiting for the guest" wait $prepare || true
 cat /tmp/hostccl-rdma-prepare.log

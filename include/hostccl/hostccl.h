@@ -68,6 +68,21 @@ extern HcclResult HostcclCommAbort(HcclComm comm);
 extern HcclResult HostcclCommShrink(HcclComm comm, const uint32_t *excludeRanks, uint32_t excludeCount,
                                     HcclCommConfig *config, HcclComm *newComm);
 
+/* HcclCreateSubCommConfig without its ordering rule: `rankIds` lists `rankNum`
+ * distinct ranks of `comm`, this rank among them, in the order of their ranks in the
+ * new communicator (any order: as torch.distributed's split_group and DeviceMesh
+ * give them). Every member passes the same list and `subCommId`, which must differ
+ * between the communicators built from one parent; ranks not listed do not call it.
+ * No new root info; `config` may be NULL. HCCL_E_PARA when a rank is outside `comm`,
+ * listed twice, or this rank is not listed. */
+extern HcclResult HostcclCommSplit(HcclComm comm, uint32_t rankNum, const uint32_t *rankIds, uint64_t subCommId,
+                                   HcclCommConfig *config, HcclComm *subComm);
+
+/* Sets the exec timeout (HCCL_EXEC_TIMEOUT's meaning, in seconds; 0 = no limit) of
+ * `comm`'s ops that start from now on; ops already running keep theirs. For
+ * torch.distributed's ProcessGroup setTimeout. HCCL_E_PARA when negative. */
+extern HcclResult HostcclCommSetExecTimeout(HcclComm comm, int32_t seconds);
+
 /* Receives `count` elements of `dataType` from whichever rank sends to this one next
  * (HcclSend, or a send item of HcclBatchSendRecv; count and type must match it, as
  * for HcclRecv) and writes that rank to `*srcRank` when the receive completes on

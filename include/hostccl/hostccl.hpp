@@ -76,6 +76,8 @@ public:
 
     // True once the op has finished (successfully or not); never blocks.
     bool test() const;
+    // False for a Work that stands for no op (default-constructed: nothing was queued).
+    bool queued() const { return state_ != nullptr; }
     // Waits until the op finishes or `timeout` passes; false on timeout. Throws
     // Error with the op's code if it failed.
     bool wait(std::chrono::milliseconds timeout = std::chrono::milliseconds::max()) const;
@@ -183,10 +185,13 @@ public:
     // Waits for every op queued so far; throws the first failure among them.
     void synchronize();
 
-    // A sub-communicator of the listed ranks (ascending ranks of this communicator,
-    // this rank among them). Every member calls it with the same ranks and the same
-    // `groupId`, which must differ between the groups built from one communicator.
+    // A sub-communicator of the listed ranks of this communicator, this rank among
+    // them, in the order of their ranks in it (HostcclCommSplit). Every member calls
+    // it with the same ranks and the same `groupId`, which must differ between the
+    // groups built from one communicator.
     Communicator split(const std::vector<uint32_t>& ranks, uint64_t groupId, const CommOptions& options = {});
+    // The exec timeout of the ops that start from now on (0 = no limit).
+    void setExecTimeout(int32_t seconds);
     // The survivors' communicator without `excluded` (HostcclCommShrink).
     Communicator shrink(const std::vector<uint32_t>& excluded, const CommOptions& options = {});
     // Fails every queued op and destroys the communicator now (any thread).

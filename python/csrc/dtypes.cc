@@ -37,9 +37,36 @@ HcclReduceOp hcclOpOf(const c10d::ReduceOp& op, at::ScalarType type) {
         case c10d::ReduceOp::BXOR:
             TORCH_CHECK(false, "hostccl: bitwise reductions (BAND, BOR, BXOR) are not supported: HCCL reduces with "
                                "SUM, PRODUCT, MIN and MAX");
+        case c10d::ReduceOp::PREMUL_SUM:
+            TORCH_CHECK(at::isFloatingType(type), "hostccl: ReduceOp.PREMUL_SUM takes floating-point tensors (got ",
+                        type, ")");
+            return HCCL_REDUCE_SUM;
         default:
-            TORCH_CHECK(false, "hostccl: ReduceOp ", int(op.op_), " is not supported (PREMUL_SUM is NCCL's)");
+            TORCH_CHECK(false, "hostccl: ReduceOp ", int(op.op_), " is not supported");
     }
+}
+
+double premulFactor(const c10d::ReduceOp& op) {
+#if HOSTCCL_TORCH2
+    // PreMulSumSupplement since 2.13, which keeps NCCL's name as an alias.
+    const auto* s = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+    TORCH_CHECK(s != nullptr, "hostccl: ReduceOp.PREMUL_SUM without its factor");
+    return s->tensor_factor.defined() ? s->tensor_factor.item<double>() : s->double_factor;
+#else
+    const auto* s = dynamic_cast<const c10d::NCCLPreMulSumSupplement*>(op.supplement_.get());
+    TORCH_CHECK(s != nullptr, "hostccl: ReduceOp.PREMUL_SUM without its factor");
+    if (s->tensor_factors.empty()) return s->double_factor;
+    TORCH_CHECK(s->tensor_factors.size() == 1, "hostccl: ReduceOp.PREMUL_SUM takes one factor per process (got ",
+                s->tensor_factors.size(), ")");
+    return s->tensor_factors[0].item<double>();
+#endif
+}
+
+at::Tensor premultiplied(const at::Tensor& buf, const at::Tensor& original, const c10d::ReduceOp& op) {
+    if (op.op_ != c10d::ReduceOp::PREMUL_SUM) return buf;
+    const double factor = premulFactor(op);
+    if (buf.is_same(original)) return buf.mul(factor);
+    return buf.mul_(factor);
 }
 
 void averageInPlace(at::Tensor& t, int size) {

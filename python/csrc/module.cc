@@ -17,10 +17,11 @@ using hostccl::torch_backend::HookCompressor;
 using hostccl::torch_backend::ProcessGroupHostccl;
 
 PYBIND11_MODULE(_C, m) {
-    m.doc() = "hostccl's torch.distributed backend (c10d ProcessGroup over hostccl's HCCL API)";
-    // The base classes (ProcessGroup, Store) are torch's: registered by its module.
+    m.doc() = "hostccl's torch.distributed backend (a c10d ProcessGroup on torch 1.13, a c10d Backend on 2.x)";
+    // The base classes (ProcessGroup or Backend, Store) are torch's: registered by its module.
     py::module::import("torch.distributed");
-    py::class_<ProcessGroupHostccl, c10d::ProcessGroup, c10::intrusive_ptr<ProcessGroupHostccl>>(m, "ProcessGroupHostccl")
+    py::class_<ProcessGroupHostccl, hostccl::torch_backend::BackendBase, c10::intrusive_ptr<ProcessGroupHostccl>>(
+        m, "ProcessGroupHostccl")
         .def(py::init([](const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                          std::chrono::milliseconds timeout) {
                  return c10::make_intrusive<ProcessGroupHostccl>(store, rank, size, timeout);

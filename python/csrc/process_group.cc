@@ -1,12 +1,8 @@
 #include "process_group.h"
 
 #include <c10/util/Exception.h>
-#include <pybind11/pybind11.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <numeric>
 
 #include "completer.h"
@@ -66,87 +62,7 @@ void checkPeer(int peer, int rank, int size, const char* op) {
                 " is not another rank of the group (this is rank ", rank, " of ", size, ")");
 }
 
-int32_t timeoutSeconds(std::chrono::milliseconds timeout) {
-    const double s = std::ceil(std::chrono::duration<double>(timeout).count());
-    return static_cast<int32_t>(std::clamp(s, 1.0, double(std::numeric_limits<int32_t>::max())));
-}
-
-std::unique_ptr<hostccl::Communicator> joinThroughStore(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                        int size, std::chrono::milliseconds timeout) {
-    TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "hostccl: rank ", rank, " of ", size, " is not a valid rank");
-    const std::string key = "hostccl/root_info";
-    HcclRootInfo root{};
-    if (rank == 0) {
-        root = hostccl::Communicator::createRootInfo();
-        const auto* bytes = reinterpret_cast<const uint8_t*>(&root);
-        store->set(key, std::vector<uint8_t>(bytes, bytes + sizeof root));
-    } else {
-        std::vector<uint8_t> bytes = store->get(key);  // waits for rank 0, within the store's timeout
-        TORCH_CHECK(bytes.size() == sizeof root, "hostccl: the store's root info has ", bytes.size(),
-                    " bytes, not ", sizeof root, " (another backend's key?)");
-        std::memcpy(&root, bytes.data(), sizeof root);
-    }
-    hostccl::CommOptions options;
-    options.execTimeoutSeconds = timeoutSeconds(timeout);
-    return std::make_unique<hostccl::Communicator>(root, uint32_t(size), uint32_t(rank), options);
-}
-
 }  // namespace
-
-ProcessGroupHostccl::ProcessGroupHostccl(int rank, int size, std::unique_ptr<hostccl::Communicator> comm,
-                                         c10::intrusive_ptr<c10d::Store> store, std::chrono::milliseconds timeout)
-    : c10d::ProcessGroup(rank, size),
-      store_(std::move(store)),
-      timeout_(timeout),
-      comm_(std::move(comm)),
-      completer_(std::make_shared<Completer>()) {
-    init();
-}
-
-ProcessGroupHostccl::ProcessGroupHostccl(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-                                         std::chrono::milliseconds timeout)
-    : ProcessGroupHostccl(rank, size, joinThroughStore(store, rank, size, timeout), store, timeout) {}
-
-namespace {
-std::unique_ptr<hostccl::Communicator> splitOf(hostccl::Communicator& parent, const std::vector<int64_t>& ranks,
-                                               uint64_t groupId, std::chrono::milliseconds timeout) {
-    std::vector<uint32_t> members;
-    for (int64_t r : ranks) {
-        TORCH_CHECK(r >= 0 && r < int64_t(parent.size()), "hostccl: subgroup rank ", r, " is not a rank of the parent");
-        members.push_back(uint32_t(r));
-    }
-    TORCH_CHECK(std::is_sorted(members.begin(), members.end()) &&
-                    std::adjacent_find(members.begin(), members.end()) == members.end(),
-                "hostccl: a subgroup's ranks must be distinct and ascending");
-    hostccl::CommOptions options;
-    options.execTimeoutSeconds = timeoutSeconds(timeout);
-    return std::make_unique<hostccl::Communicator>(parent.split(members, groupId, options));
-}
-
-int indexOf(const std::vector<int64_t>& ranks, uint32_t rank) {
-    auto it = std::find(ranks.begin(), ranks.end(), int64_t(rank));
-    TORCH_CHECK(it != ranks.end(), "hostccl: this rank (", rank, ") is not a member of the subgroup");
-    return int(it - ranks.begin());
-}
-}  // namespace
-
-ProcessGroupHostccl::ProcessGroupHostccl(ProcessGroupHostccl& parent, const std::vector<int64_t>& ranks,
-                                         uint64_t groupId, std::chrono::milliseconds timeout,
-                                         const c10::intrusive_ptr<c10d::Store>& store)
-    : ProcessGroupHostccl(indexOf(ranks, parent.comm_->rank()), int(ranks.size()),
-                          splitOf(*parent.comm_, ranks, groupId, timeout), store, timeout) {}
-
-ProcessGroupHostccl::~ProcessGroupHostccl() {
-    // Completes what is still queued while the communicator lives, then destroys it.
-    // The completer's threads may need the GIL to drop tensors that Python objects
-    // hold (and destroying waits for them): a caller holding it lets go meanwhile.
-    if (Py_IsInitialized() && PyGILState_Check()) {
-        pybind11::gil_scoped_release unlocked;
-        Completer::release(std::move(completer_), std::move(comm_));
-    } else {
-        Completer::release(std::move(completer_), std::move(comm_));
-    }
-}
 
 namespace {
 // A failed op's text: the communicator's own words on the cause (they name the rank
@@ -167,11 +83,11 @@ std::string failureText(const std::weak_ptr<hostccl::Communicator>& comm, int ra
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::enqueue(
     c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
     const std::function<hostccl::Work(hostccl::Communicator&)>& launch, std::function<void()> after) {
-    TORCH_CHECK(!batch_, "hostccl: only send and recv can be coalesced (batch_isend_irecv); ", name,
-                " was called inside the batch");
-    hostccl::Work op = launch(*comm_);
-    return c10::make_intrusive<HostcclWork>(rank_, type, name, std::move(op), std::move(outputs), std::move(after),
-                                            failureTextFor(name), completer_);
+    hostccl::Work op = launch(live());
+    auto work = c10::make_intrusive<HostcclWork>(rank_, type, name, std::move(op), std::move(outputs), std::move(after),
+                                                 failureTextFor(name), completer_);
+    if (batch_) batch_->all.push_back(work);
+    return work;
 }
 
 FailureText ProcessGroupHostccl::failureTextFor(const char* name) const {
@@ -203,7 +119,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduce(std::vector<at::Te
     const HcclDataType dtype = hcclTypeOf(t);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, t.scalar_type());
     const bool average = needsAverage(opts.reduceOp);
-    at::Tensor buf = staged(t);
+    at::Tensor buf = premultiplied(staged(t), t, opts.reduceOp);
     return enqueue(
         c10d::OpType::ALLREDUCE, "allreduce", {t},
         [&](hostccl::Communicator& c) {
@@ -222,7 +138,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduce_coalesced(std::vec
     const HcclDataType dtype = hcclTypeOf(tensors[0]);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, tensors[0].scalar_type());
     const bool average = needsAverage(opts.reduceOp);
-    at::Tensor flat = flatten(tensors);
+    at::Tensor flat = premultiplied(flatten(tensors), tensors[0], opts.reduceOp);
     return enqueue(
         c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors,
         [&](hostccl::Communicator& c) {
@@ -242,7 +158,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::reduce(std::vector<at::Tenso
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, t.scalar_type());
     const bool average = needsAverage(opts.reduceOp);
     const bool root = opts.rootRank == rank_;
-    at::Tensor in = staged(t);
+    at::Tensor in = premultiplied(staged(t), t, opts.reduceOp);
     // Only the root's tensor receives the result: the others' stay as they were.
     at::Tensor out = root ? in : at::empty_like(in);
     return enqueue(
@@ -420,7 +336,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::reduce_scatter(std::vector<a
         TORCH_CHECK(i.numel() == t.numel(), "hostccl: reduce_scatter: every input tensor must have the output's ",
                     t.numel(), " elements");
     }
-    return reduceScatterFlat(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", t, flatten(inputs[0]), opts);
+    return reduceScatterFlat(c10d::OpType::REDUCE_SCATTER, "reduce_scatter", t, flatten(inputs[0]), at::Tensor(), opts);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::_reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -429,15 +345,18 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::_reduce_scatter_base(at::Ten
     checkSameType(output, input, "_reduce_scatter_base");
     TORCH_CHECK(input.numel() == output.numel() * size_, "hostccl: _reduce_scatter_base: the input must have ", size_,
                 " x ", output.numel(), " elements (got ", input.numel(), ")");
-    return reduceScatterFlat(c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", output, staged(input), opts);
+    return reduceScatterFlat(c10d::OpType::_REDUCE_SCATTER_BASE, "_reduce_scatter_base", output, staged(input), input,
+                             opts);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::reduceScatterFlat(c10d::OpType type, const char* name,
                                                                       at::Tensor& output, at::Tensor in,
+                                                                      const at::Tensor& original,
                                                                       const c10d::ReduceScatterOptions& opts) {
     const HcclDataType dtype = hcclTypeOf(output);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, output.scalar_type());
     const bool average = needsAverage(opts.reduceOp);
+    in = premultiplied(in, original, opts.reduceOp);
     at::Tensor out = staged(output);
     return enqueue(
         type, name, {output},

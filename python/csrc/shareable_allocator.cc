@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "torch_compat.h"
+
 namespace hostccl::torch_backend {
 
 namespace {
@@ -26,13 +28,18 @@ size_t roundToPages(size_t n) { return (n + kPage - 1) / kPage * kPage; }
 // allocator below it.
 class ShareableAllocator final : public c10::Allocator {
 public:
-    c10::DataPtr allocate(size_t n) const override {
+    c10::DataPtr allocate(size_t n) HOSTCCL_TORCH_ALLOCATE_CONST override {
         // Every CPU tensor comes through here: the small ones without taking the lock.
         if (n < minBytes_.load(std::memory_order_relaxed)) return previous_->allocate(n);
         void* p = obtain(roundToPages(n));
         return {p, p, &ShareableAllocator::release, c10::Device(c10::DeviceType::CPU)};
     }
     c10::DeleterFnPtr raw_deleter() const override { return &ShareableAllocator::release; }
+#if HOSTCCL_TORCH2
+    void copy_data(void* dest, const void* src, std::size_t count) const override {
+        default_copy_data(dest, src, count);
+    }
+#endif
 
     void configure(size_t minBytes, size_t cacheBytes) {
         std::lock_guard<std::mutex> lock(mutex_);

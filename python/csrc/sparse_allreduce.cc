@@ -39,16 +39,15 @@ at::Tensor allGatherRows(hostccl::Communicator& comm, const at::Tensor& rows, co
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduceSparse(at::Tensor& t, const c10d::AllreduceOptions& opts) {
     TORCH_CHECK(opts.reduceOp == c10d::ReduceOp::SUM, "hostccl: allreduce of a sparse tensor takes ReduceOp.SUM only");
-    TORCH_CHECK(!batch_, "hostccl: only send and recv can be coalesced (batch_isend_irecv)");
     try {
         at::Tensor in = t.coalesce();
         at::Tensor mine = at::full({1}, in._nnz(), at::kLong);
         at::Tensor nnz = at::empty({size_}, at::kLong);
-        comm_->allGather(mine.data_ptr(), nnz.data_ptr(), 1, HCCL_DATA_TYPE_INT64).wait();
+        live().allGather(mine.data_ptr(), nnz.data_ptr(), 1, HCCL_DATA_TYPE_INT64).wait();
         std::vector<int64_t> rowsPerRank(nnz.data_ptr<int64_t>(), nnz.data_ptr<int64_t>() + size_);
         // Indices are [sparse dims, nnz]: gathered as rows of [nnz, sparse dims].
-        at::Tensor indices = allGatherRows(*comm_, in._indices().t().contiguous(), rowsPerRank);
-        at::Tensor values = allGatherRows(*comm_, in._values().contiguous(), rowsPerRank);
+        at::Tensor indices = allGatherRows(live(), in._indices().t().contiguous(), rowsPerRank);
+        at::Tensor values = allGatherRows(live(), in._values().contiguous(), rowsPerRank);
         t.copy_(at::sparse_coo_tensor(indices.t(), values, in.sizes()).coalesce());
     } catch (const hostccl::Error& e) {
         TORCH_CHECK(false, failureTextFor("sparse allreduce")(e));

@@ -75,11 +75,18 @@ c10::intrusive_ptr<c10::ivalue::Future> HostcclWork::getFuture() {
         future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()));
         f = future_;
     }
-    if (std::shared_ptr<Completer> c = completer_.lock()) {
-        c->watch(c10::intrusive_ptr<HostcclWork>::reclaim_copy(this));
-    } else {  // the group is gone: complete it here (no callbacks are attached yet)
+    std::shared_ptr<Completer> c = completer_.lock();
+    // An op that moved nothing (an empty tensor) is complete already: its future is
+    // too, so callbacks attached to it run at once on the caller's thread, on every
+    // rank alike. (Completed on the completer's thread, they would run there or on
+    // the caller's as the race went, and a hook whose callbacks issue collectives
+    // (PowerSGD's) would issue them in a different order on different ranks.) A
+    // group that is gone completes it here too; no callbacks are attached yet.
+    if (!c || (!op_.queued() && !awaitingBatch_)) {
         settle();
         completeFuture();
+    } else {
+        c->watch(c10::intrusive_ptr<HostcclWork>::reclaim_copy(this));
     }
     return f;
 }

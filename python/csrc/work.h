@@ -42,8 +42,12 @@ public:
     // The sender of a completed receive from any source (torch's recv() returns it).
     int sourceRank() const override;
 
-    // Gives a Work made inside a coalesced batch its op, once the batch is queued.
-    void bindOp(hostccl::Work op) { op_ = std::move(op); }
+    // A Work made inside a coalesced batch gets its op once the batch is queued.
+    void awaitBatch() { awaitingBatch_ = true; }
+    void bindOp(hostccl::Work op) {
+        op_ = std::move(op);
+        awaitingBatch_ = false;
+    }
     // Blocks until the op completed, then (once, by whoever gets here first) runs the
     // steps that follow it and records its failure.
     void settle();
@@ -59,6 +63,7 @@ private:
     FailureText failureText_;
     std::weak_ptr<Completer> completer_;  // the group's; gone once the group is destroyed
     std::shared_ptr<const uint32_t> source_;
+    bool awaitingBatch_ = false;
     std::once_flag settled_;
     std::exception_ptr error_;
     std::mutex futureMutex_;

@@ -215,10 +215,11 @@ def _one_rank_group(backend):
     from the default group (which may not exist, or may span other processes)."""
     from datetime import timedelta
     import torch.distributed as dist
+    from hostccl.torch import ProcessGroupHostccl, standalone_group
+    store = dist.HashStore()
     if backend == "gloo":
-        return dist.ProcessGroupGloo(dist.HashStore(), 0, 1, timedelta(seconds=60))
-    from hostccl.torch import ProcessGroupHostccl
-    return ProcessGroupHostccl(dist.HashStore(), 0, 1, timedelta(seconds=60))
+        return standalone_group(dist.ProcessGroupGloo(store, 0, 1, timedelta(seconds=60)), store)
+    return standalone_group(ProcessGroupHostccl(store, 0, 1, timedelta(seconds=60)), store)
 
 
 # What _time_added spends at most, seconds (a model whose steps are long gets the

@@ -108,6 +108,41 @@ HcclResult HostcclCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32
     return shrinkComm(*parent, excluded, options, newComm);
 }
 
+HcclResult HostcclCommSplit(HcclComm comm, uint32_t rankNum, const uint32_t* rankIds, uint64_t subCommId,
+                            HcclCommConfig* config, HcclComm* subComm) {
+    const char* fn = "HostcclCommSplit";
+    Communicator* parent = nullptr;
+    HOSTCCL_CHECK(api::checkComm(comm, fn, &parent));
+    if (rankIds == nullptr || subComm == nullptr) return fail(HCCL_E_PTR, "{}: rankIds or subComm is NULL", fn);
+    if (rankNum == 0 || rankNum > parent->size())
+        return fail(HCCL_E_PARA, parent->site(fn), "rankNum {} is not in [1, {}]", rankNum, parent->size());
+    std::vector<uint32_t> ranks(rankIds, rankIds + rankNum);
+    std::vector<uint32_t> sorted = ranks;
+    std::sort(sorted.begin(), sorted.end());
+    for (size_t i = 0; i < sorted.size(); ++i) {
+        if (sorted[i] >= parent->size() || (i > 0 && sorted[i] == sorted[i - 1]))
+            return fail(HCCL_E_PARA, parent->site(fn), "rankIds names rank {} twice or outside [0, {})", sorted[i],
+                        parent->size());
+    }
+    const auto me = std::find(ranks.begin(), ranks.end(), parent->rank());
+    if (me == ranks.end()) return fail(HCCL_E_PARA, parent->site(fn), "rankIds does not name this rank ({})", parent->rank());
+    CommOptions options;
+    HOSTCCL_CHECK(optionsFromConfig(config, &options));
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(createSubComm(*parent, ranks, subCommId, uint32_t(me - ranks.begin()), options, &c));
+    *subComm = c;
+    return HCCL_SUCCESS;
+}
+
+HcclResult HostcclCommSetExecTimeout(HcclComm comm, int32_t seconds) {
+    const char* fn = "HostcclCommSetExecTimeout";
+    Communicator* c = nullptr;
+    HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
+    if (seconds < 0) return fail(HCCL_E_PARA, c->site(fn), "seconds {} is negative (0 = no limit)", seconds);
+    c->setExecTimeout(seconds);
+    return HCCL_SUCCESS;
+}
+
 HcclResult HostcclCommDescribe(HcclComm comm, char* text, uint64_t capacity) {
     const char* fn = "HostcclCommDescribe";
     Communicator* c = nullptr;

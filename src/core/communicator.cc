@@ -37,6 +37,7 @@ Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> t
       recorder_(FlightRecorder::fromEnv()),
       metrics_(uint64_t(env::getInt("HOSTCCL_STRAGGLER_MS", 0, 3600 * 1000)) * 1000),
       monitored_(monitor::enabled()) {
+    execTimeoutSec_.store(options_.execTimeoutSec);
     installFlightRecorderSignal();
 }
 
@@ -203,7 +204,7 @@ void Communicator::logInit() const {
               env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1 ? "every pair connected: HOSTCCL_CONNECT_ALL=1"
                                                             : "connected so far; the rest open on first use",
               health_->channelCount(),
-              env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), options_.execTimeoutSec,
+              env::getInt("HCCL_CONNECT_TIMEOUT", 1, 7200), execTimeoutSec(),
               options_.expansionAsked.empty() ? "" : fmt::format(" ({} asked: every mode runs on host threads here)",
                                                                  options_.expansionAsked));
 }
@@ -220,7 +221,7 @@ HcclResult Communicator::execute(const CollArgs& args) {
     const std::shared_ptr<Tracer> profiled = tracer_ ? nullptr : profiling::tracerFor(this);
     Tracer* tracer = tracer_ ? tracer_.get() : profiled.get();
     view_.tracer = tracer;
-    Context ctx(view_, args, Deadline::afterSeconds(options_.execTimeoutSec), &failure_);
+    Context ctx(view_, args, Deadline::afterSeconds(execTimeoutSec()), &failure_);
     if (view_.board != nullptr && view_.seq != 0) view_.board->announce(rank(), ctx.opTag());
     const Algorithm& algo = selectAlgorithm(ctx);
     explainIfAsked(ctx);
@@ -383,7 +384,8 @@ void Communicator::quiesce() {
         }
     } leave{idleWaiters_, std::chrono::steady_clock::now(), quiesceMs_};
     std::unique_lock<std::mutex> lock(idleMutex_);
-    auto limit = std::chrono::seconds(options_.execTimeoutSec > 0 ? options_.execTimeoutSec : 1836);
+    const int64_t execTimeout = execTimeoutSec();
+    auto limit = std::chrono::seconds(execTimeout > 0 ? execTimeout : 1836);
     auto settled = [&] { return inflight() == 0 || failure_.failed(); };
     if (failure_.failed()) dumpFlightRecord("destroyed after a failure");
     if (!idle_.wait_for(lock, limit, settled)) {

@@ -89,6 +89,10 @@ public:
     // core/topology/worker_affinity.h).
     int workerCpu() const { return workerCpu_; }
     const CommOptions& options() const { return options_; }
+    // The exec timeout of the ops that start from now on (HostcclCommSetExecTimeout);
+    // 0 = no limit. Starts as options().execTimeoutSec.
+    void setExecTimeout(int64_t seconds) { execTimeoutSec_.store(seconds); }
+    int64_t execTimeoutSec() const { return execTimeoutSec_.load(); }
     // Zero-copy ranges and symmetric windows (HcclCommSetMemoryRange, HcclCommSymWin*).
     CommMemory& memory() { return memory_; }
     HcclResult asyncError() const { return failure_.code(); }
@@ -134,6 +138,7 @@ private:
     const bool monitored_;  // HOSTCCL_MONITOR
     std::atomic<bool> failureDumped_{false};
     std::mutex execMutex_;
+    std::atomic<int64_t> execTimeoutSec_;  // read as each op starts: settable while ops run
     uint64_t collSeq_ = 0;
     CommFailure failure_;  // before health_: the session raises on it
     std::unique_ptr<health::HealthSession> health_;

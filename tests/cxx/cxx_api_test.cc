@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -210,6 +211,46 @@ TEST(CxxApi, SplitIntoGroups) {
         group.allReduce(std::span<int32_t>(&v, 1)).wait();
         EXPECT_EQ(v, r % 2 == 0 ? 2 : 4);
         comm.barrier().wait();  // the parent still works beside its group
+    });
+}
+
+// Ranks listed in any order take their places in the group by position
+// (HostcclCommSplit): torch's split_group keeps the caller's order.
+TEST(CxxApi, SplitKeepsTheListedOrder) {
+    const uint32_t n = 4;
+    const std::vector<uint32_t> order{3, 1, 0, 2};
+    onRanks(n, [&](uint32_t r, Communicator& comm) {
+        Communicator group = comm.split(order, 11);
+        const uint32_t place = uint32_t(std::find(order.begin(), order.end(), r) - order.begin());
+        EXPECT_EQ(group.rank(), place);
+        uint32_t mine = r;
+        std::vector<uint32_t> gathered(n);
+        group.allGather(&mine, gathered.data(), 1, HCCL_DATA_TYPE_UINT32).wait();
+        EXPECT_EQ(gathered, order);  // group rank i is parent rank order[i]
+        EXPECT_THROW(comm.split({r, r}, 12), hostccl::Error);  // a rank twice
+        EXPECT_THROW(comm.split({r, n}, 13), hostccl::Error);  // outside the parent
+    });
+}
+
+// A timeout set while the communicator lives bounds the ops that start after it.
+TEST(CxxApi, SetExecTimeoutBoundsLaterOps) {
+    onRanks(2, [&](uint32_t r, Communicator& comm) {
+        EXPECT_THROW(comm.setExecTimeout(-1), hostccl::Error);
+        comm.setExecTimeout(1);
+        if (r == 0) {
+            std::vector<float> data(4);
+            const auto start = std::chrono::steady_clock::now();
+            Work w = comm.recv(std::span<float>(data), 1);  // rank 1 never sends
+            try {
+                w.wait(30s);
+                ADD_FAILURE() << "recv without a send succeeded";
+            } catch (const hostccl::Error& e) {
+                EXPECT_EQ(e.code(), HCCL_E_TIMEOUT) << e.what();
+            }
+            EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);  // 1 s, not the default 1836 s
+        } else {
+            std::this_thread::sleep_for(4s);  // alive (not failed) while rank 0 times out
+        }
     });
 }
 

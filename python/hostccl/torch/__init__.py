@@ -1,10 +1,13 @@
-"""hostccl as a torch.distributed backend (torch 1.13's plugin interface).
+"""hostccl as a torch.distributed backend, on torch 1.13 and on torch 2.x.
 
 Importing this module registers the backend "hostccl", and "hccl" when no other
-backend has that name. ``init_process_group("hostccl")`` works with every init
-method torch has (env://, tcp://, file://, a store): rank 0's root info travels
-through the group's store. ``new_group`` builds a sub-communicator of the default
-group without a new rendezvous.
+backend has that name. ``init_process_group("hostccl")`` (or ``"cpu:hostccl"`` on
+torch 2.x) works with every init method torch has (env://, tcp://, file://, a
+store): rank 0's root info travels through the group's store. ``new_group``,
+``split_group`` and DeviceMesh build sub-communicators of the default group without
+a new rendezvous. On torch >= 2.5 an installed hostccl is imported by ``import
+torch`` itself (torch's backend autoload; ``TORCH_DEVICE_BACKEND_AUTOLOAD=0``
+turns that off).
 
 Started by mpirun, mpiexec or srun, env:// finds its RANK, WORLD_SIZE and LOCAL_RANK:
 importing this module fills them from the launcher's variables (Open MPI's
@@ -14,18 +17,36 @@ MASTER_ADDR / MASTER_PORT from HOSTCCL_ROOT_ADDR=host:port where that is set.
 
 import atexit
 import os
-import sys
-import zlib
-from datetime import timedelta
 
-import torch.distributed as dist
+import torch
 
-from .. import _C
-from .._C import ProcessGroupHostccl, launcher_rank
+from .._build_info import TORCH_VERSION as _BUILT_FOR
+
+
+def _release(version):
+    return version.split("+")[0]
+
+
+# The extension links against one torch's C++ API: under another it would fail on
+# undefined symbols or worse, so the mismatch is named before it is loaded.
+if _release(torch.__version__) != _release(_BUILT_FOR):
+    raise ImportError(
+        "hostccl's torch extension was built for torch %s, but this Python runs torch %s "
+        "(%s): rebuild it against this torch (pip install ./python in this environment)"
+        % (_BUILT_FOR, torch.__version__, os.path.dirname(torch.__file__)))
+
+import torch.distributed as dist  # noqa: E402 (after the version check)
+
+from .. import _C  # noqa: E402
+from .._C import ProcessGroupHostccl, launcher_rank  # noqa: E402
+from . import _groups  # noqa: E402
 
 __all__ = [
     "ProcessGroupHostccl",
     "BACKEND",
+    "TORCH2",
+    "backend_of",
+    "standalone_group",
     "monitored_barrier",
     "use_shareable_memory",
     "stop_shareable_memory",
@@ -33,58 +54,26 @@ __all__ = [
 ]
 
 BACKEND = "hostccl"
-
-# Subgroups built so far, per list of members: members see the same sequence of
-# new_group calls, so (members, how many came before) names a group alike on each.
-_groups_built = {}
+TORCH2 = _groups.TORCH2
+standalone_group = _groups.standalone_group
 
 
-def _ranks_of_new_group(store, group_rank, group_size):
-    """The global ranks of the group being created, ascending.
+def backend_of(group=None):
+    """hostccl's backend object of ``group`` (default: the default group), or None.
 
-    torch 1.13 does not pass them to a plugin backend: they are read from the
-    caller's frame (torch's _new_process_group_helper), else exchanged through the
-    group's store.
+    On torch 1.13 that is the group itself; on torch 2.x the backend torch attached
+    to the group for the CPU. Its own methods (``compressed_average``,
+    ``describe``) are there.
     """
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_name == "_new_process_group_helper":
-            ranks = frame.f_locals.get("global_ranks_in_group")
-            if ranks:
-                return sorted(int(r) for r in ranks)
-            break
-        frame = frame.f_back
-    store.set("hostccl/global_rank/%d" % group_rank, str(dist.get_rank()))
-    return sorted(int(store.get("hostccl/global_rank/%d" % r)) for r in range(group_size))
-
-
-def _default_group():
-    if not dist.is_initialized():
-        return None
-    pg = dist.distributed_c10d._get_default_group()
-    return pg if isinstance(pg, ProcessGroupHostccl) else None
-
-
-def _create(store, rank, size, timeout):
-    """torch's backend factory: (prefix store, group rank, group size, timeout)."""
-    if not isinstance(timeout, timedelta):
-        timeout = timedelta(seconds=float(timeout))
-    parent = _default_group()
-    if parent is None:  # the default group itself (or a world built by another backend)
-        return ProcessGroupHostccl(store, rank, size, timeout)
-    ranks = _ranks_of_new_group(store, rank, size)
-    key = tuple(ranks)
-    occurrence = _groups_built.get(key, 0)
-    _groups_built[key] = occurrence + 1
-    group_id = zlib.crc32(repr((key, occurrence)).encode()) | (occurrence << 32)
-    return ProcessGroupHostccl(parent, ranks, group_id, timeout, store)
+    return _groups.hostccl_backend(group if group is not None else dist.distributed_c10d._get_default_group())
 
 
 _torch_monitored_barrier = dist.monitored_barrier
 
 
 def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
-    """dist.monitored_barrier, on hostccl groups too (torch 1.13's refuses every backend but Gloo).
+    """dist.monitored_barrier, on hostccl groups too (torch before 2.14 refuses every
+    backend but Gloo by its name).
 
     Rank 0 raises a RuntimeError naming the first rank (every rank, with
     ``wait_all_ranks``) that did not arrive within ``timeout`` (default: the group's);
@@ -92,11 +81,12 @@ def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
     torch's own. Importing this module makes it torch.distributed.monitored_barrier.
     """
     pg = group if group is not None else dist.distributed_c10d._get_default_group()
-    if not isinstance(pg, ProcessGroupHostccl):
+    backend = _groups.hostccl_backend(pg)
+    if backend is None:
         return _torch_monitored_barrier(group, timeout, wait_all_ranks)
     if timeout is None:
         timeout = dist.default_pg_timeout
-    return pg.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
+    return backend.monitored_barrier(timeout, wait_all_ranks=wait_all_ranks)
 
 
 def use_shareable_memory(min_bytes=1 << 20, cache_bytes=1 << 30):
@@ -139,11 +129,14 @@ def _adopt_launcher_env():
 
 
 def _register():
-    backends = dist.Backend
-    if getattr(backends, BACKEND.upper(), None) is None:
-        backends.register_backend(BACKEND, _create)
-    if getattr(backends, "HCCL", None) is None:
-        backends.register_backend("hccl", _create)
+    """Registers "hostccl", and "hccl" while no other backend holds that name.
+
+    Also torch 2.x's entry point for backends named before they are imported
+    (group ``torch.distributed.backends``).
+    """
+    _groups.register(BACKEND)
+    if getattr(dist.Backend, "HCCL", None) is None:
+        _groups.register("hccl")
 
 
 # How long Python's exit waits for futures still completing (an op in flight whose

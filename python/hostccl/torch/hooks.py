@@ -21,7 +21,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 
-from .._C import GradientCompressor, ProcessGroupHostccl
+from .._C import GradientCompressor
+from ._groups import hostccl_backend
 
 __all__ = ["CompressionState", "compressed_hook", "bf16_hook"]
 
@@ -48,12 +49,14 @@ class CompressionState:
 
 
 def _hostccl_group(group):
+    """(the group, its hostccl backend): the same object on torch 1.13."""
     pg = group if group is not None else dist.distributed_c10d._get_default_group()
-    if not isinstance(pg, ProcessGroupHostccl):
+    backend = hostccl_backend(pg)
+    if backend is None:
         raise RuntimeError(
             "hostccl hooks need a hostccl process group (got %s): init_process_group('hostccl') "
             "or pass a hostccl group to CompressionState" % type(pg).__name__)
-    return pg
+    return pg, backend
 
 
 def compressed_hook(state, bucket):
@@ -62,13 +65,13 @@ def compressed_hook(state, bucket):
     Buckets that are not float32 (DDP of a half-precision model) are averaged
     uncompressed: the compressors work on float32.
     """
-    pg = _hostccl_group(state.process_group)
+    pg, backend = _hostccl_group(state.process_group)
     tensor = bucket.buffer()
     if tensor.dtype != torch.float32:
         tensor.div_(pg.size())
         fut = dist.all_reduce(tensor, group=pg, async_op=True).get_future()
     else:
-        fut = pg.compressed_average(state.compressor, tensor, bucket.index()).get_future()
+        fut = backend.compressed_average(state.compressor, tensor, bucket.index()).get_future()
     return fut.then(lambda f: f.value()[0])
 
 

@@ -221,16 +221,15 @@ void Communicator::synchronize() {
 }
 
 Communicator Communicator::split(const std::vector<uint32_t>& ranks, uint64_t groupId, const CommOptions& options) {
-    uint32_t me = rank();
-    auto at = std::find(ranks.begin(), ranks.end(), me);
-    if (at == ranks.end()) throw Error(HCCL_E_PARA, "split: this rank (" + std::to_string(me) + ") is not in ranks");
     HcclCommConfig config = configOf(options);
-    std::vector<uint32_t> ids = ranks;
     HcclComm sub = nullptr;
-    check(HcclCreateSubCommConfig(&impl_->comm, static_cast<uint32_t>(ids.size()), ids.data(), groupId,
-                                  static_cast<uint32_t>(at - ranks.begin()), &config, &sub),
-          "HcclCreateSubCommConfig");
+    check(HostcclCommSplit(impl_->comm, static_cast<uint32_t>(ranks.size()), ranks.data(), groupId, &config, &sub),
+          "HostcclCommSplit");
     return Communicator(std::make_unique<Impl>(sub));
+}
+
+void Communicator::setExecTimeout(int32_t seconds) {
+    check(HostcclCommSetExecTimeout(impl_->comm, seconds), "HostcclCommSetExecTimeout");
 }
 
 Communicator Communicator::shrink(const std::vector<uint32_t>& excluded, const CommOptions& options) {
