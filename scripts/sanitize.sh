@@ -36,7 +36,8 @@ build() {  # build <dir> <sanitizer> [cmake args] -- <targets>
     command -v ninja >/dev/null && [ ! -f "$dir/Makefile" ] && generator=(-G Ninja)
     CC=clang CXX=clang++ cmake "${generator[@]}" -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DHOSTCCL_WERROR=ON -DHOSTCCL_PCH=ON \
-        -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=12 -DHOSTCCL_SANITIZE="$sanitizer" "${args[@]}" >/dev/null
+        -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=12 -DHOSTCCL_SANITIZE="$sanitizer" -DHOSTCCL_CCACHE=OFF \
+        "${args[@]}" >/dev/null
     cmake --build "$dir" -j2 --target "$@"
 }
 

@@ -11,6 +11,8 @@ step() {  # step <name> <command...>
     "$@"
     echo "test.sh: $name took $((SECONDS - start)) s"
 }
+# Compilations (the build, pip's builds in the tests) are cached here across runs.
+export CCACHE_DIR=${CCACHE_DIR:-/var/cache/hostccl/ccache}
 step setup-deps bash scripts/setup-deps.sh
 # torch 2.x from PyPI in cached venvs (the newest and the oldest claimed), built and
 # tested beside Debian's torch 1.13.

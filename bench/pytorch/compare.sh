@@ -7,22 +7,37 @@
 #     against dist.all_reduce on hostccl;
 #   - DDP step time of examples/pytorch/ddp_train.py at 2 and 4 processes, with the
 #     compute-only step (no gradient communication) for the communication's share;
-#   hostccl both with torch's allocator and with hostccl.torch.use_shareable_memory().
-#   bash bench/pytorch/compare.sh [--quick] [--out FILE]
+#   - on torch 2.x, FSDP2 step time of examples/pytorch/fsdp2_transformer.py, with the
+#     step of every rank alone (--compute-only) for the communication's share;
+#   hostccl both with torch's allocator and with hostccl.torch.use_shareable_memory();
+#   all of it under each torch generation: Debian's 1.13 and the torch 2.x venvs of
+#   scripts/setup-torch.sh (2.15.0, 2.7.1), each in its own section.
+#   bash bench/pytorch/compare.sh [--quick] [--torch VERSION] [--out FILE]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-root=$PWD quick=0 out=""
+root=$PWD quick=0 out="" only=""
 while [ $# -gt 0 ]; do
     case $1 in
         --quick) quick=1 ;;
+        --torch) only=$2; shift ;;
         --out) out=$2; shift ;;
         *) echo "unknown argument $1"; exit 2 ;;
     esac
     shift
 done
-bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
-python=/usr/bin/python3
-export PYTHONPATH=$root/build/python${PYTHONPATH:+:$PYTHONPATH}
+bash scripts/setup-deps.sh || exit 1
+venvs=$(bash scripts/setup-torch.sh) || exit 1
+bash scripts/build.sh -DHOSTCCL_TORCH_PYTHONS="$(paste -sd';' <<<"$venvs")" >/dev/null || exit 1
+# "python|package tree|torch version" per torch, Debian's first.
+torches=()
+for python in /usr/bin/python3 $venvs; do
+    version=$("$python" -c 'import torch; print(torch.__version__.split("+")[0])' 2>/dev/null) || continue
+    tree=$root/build/python
+    [ "$python" = /usr/bin/python3 ] || tree=$root/build/python-torch${version%.*}
+    [ -z "$only" ] || [ "$version" = "$only" ] || [ "${version%.*}" = "$only" ] || continue
+    torches+=("$python|$tree|$version")
+done
+[ ${#torches[@]} -gt 0 ] || { echo "no torch matches --torch $only"; exit 2; }
 # One compute thread per process for both backends (torch's OpenMP and OpenBLAS pools
 # would otherwise spin on cores the other processes need).
 export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
@@ -31,7 +46,7 @@ export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 # its step time from 11 to 55 ms (one process, no communication). Both backends run
 # with the heap kept (what jemalloc or tcmalloc would also give).
 export MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296
-logs=$(mktemp -d /tmp/hostccl-torch-compare.XXXXXX)
+logs_root=$(mktemp -d /tmp/hostccl-torch-compare.XXXXXX)
 large=64M iters_small=2000 iters_large=20 steps=100
 [ $quick -eq 1 ] && { large=4M; iters_small=200; iters_large=3; steps=20; }
 port() { echo $((20000 + RANDOM % 12000)); }
@@ -120,30 +135,65 @@ ddp_config() {  # ddp_config N
         "$(runs hostccl)" "$(runs shareable)" "$(runs gloo)" "$(runs compute)" >>"$logs/ddp.md"
 }
 
-allreduce_config "shared memory, 2 processes" 2 shm2
-allreduce_config "shared memory, 4 processes" 4 shm4
-tag=tcmp$$ 
-if [ "$(id -u)" -eq 0 ] && ip netns add ${tag}b 2>/dev/null; then
+fsdp_config() {  # fsdp_config N: FSDP2 steps, three interleaved runs per mode, the fastest's median
+    local n=$1
+    for round in 1 2 3; do
+        for mode in hostccl gloo compute; do
+            local args=(--spawn $n --backend hostccl --steps $steps --batch $fbatch --width $fwidth --layers 4)
+            [ $mode = gloo ] && args[3]=gloo
+            [ $mode = compute ] && args+=(--compute-only)
+            $python examples/pytorch/fsdp2_transformer.py "${args[@]}" >"$logs/fsdp.$n.$mode.$round" 2>&1 ||
+                { echo "fsdp2 $mode at $n failed:" >&2; tail -20 "$logs/fsdp.$n.$mode.$round" >&2; }
+        done
+    done
+    best() { cat "$logs/fsdp.$n.$1".* | grep -o 'median step [0-9.]*' | awk '{print $3}' | sort -g | head -1; }
+    local h g c share
+    h=$(best hostccl) g=$(best gloo) c=$(best compute)
+    share=$(awk -v g="$g" -v c="$c" 'BEGIN { if (g > 0) printf "%.0f %%", 100 * (g - c) / g; else print "-" }')
+    printf '| %d | %d x %d | %s | %s | %s | %s | %s |\n' $n $fwidth $fbatch "$h" "$g" "$(ratio "$g" "$h")" "$c" "$share" \
+        >>"$logs/fsdp.md"
+}
+
+host_b_up() {  # the second emulated host, once (root only)
+    [ -n "$nsB" ] && return 0
+    [ "$(id -u)" -eq 0 ] || return 1
+    local tag=tcmp$$
+    ip netns add ${tag}b 2>/dev/null || return 1
     nsB=${tag}b vethA=${tag}a
     trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null' EXIT
     ip link add "$vethA" type veth peer name ${vethA}b0 && ip link set ${vethA}b0 netns "$nsB"
     ip addr add 10.233.0.1/24 dev "$vethA" && ip link set "$vethA" up
     ip -n "$nsB" addr add 10.233.0.2/24 dev ${vethA}b0 && ip -n "$nsB" link set ${vethA}b0 up && ip -n "$nsB" link set lo up
-    split=1 ipA=10.233.0.1
-    allreduce_config "TCP, two namespaces, 2 processes (1 per host)" 2 tcp2
-    allreduce_config "TCP, two namespaces, 4 processes (2 per host)" 4 tcp4
-    split=0 ipA=127.0.0.1
-else
-    echo "| TCP between network namespaces | skipped: needs root and ip netns | | | | | |" >>"$logs/allreduce.md"
-fi
-# Batch 32, the example's default, then 8: the same gradients against a quarter of the compute.
-for batch in 32 8; do
-    ddp_config 2
-    ddp_config 4
-done
+}
 
-{
-    echo "## torch.distributed: hostccl against Gloo ($(date -u +%Y-%m-%d), $(nproc --all) cores)"
+bench_torch() {  # the tables of one torch: $python with $PYTHONPATH
+    allreduce_config "shared memory, 2 processes" 2 shm2
+    allreduce_config "shared memory, 4 processes" 4 shm4
+    if host_b_up; then
+        split=1 ipA=10.233.0.1
+        allreduce_config "TCP, two namespaces, 2 processes (1 per host)" 2 tcp2
+        allreduce_config "TCP, two namespaces, 4 processes (2 per host)" 4 tcp4
+        split=0 ipA=127.0.0.1
+    else
+        echo "| TCP between network namespaces | skipped: needs root and ip netns | | | | | |" >>"$logs/allreduce.md"
+    fi
+    # Batch 32, the example's default, then 8: the same gradients against a quarter of the compute.
+    for batch in 32 8; do
+        ddp_config 2
+        ddp_config 4
+    done
+    if [ "${version%%.*}" -ge 2 ]; then
+        # A transformer of 4 blocks, width 256 (3.2 M parameters), 8 and 2 sequences a rank.
+        fwidth=256
+        for fbatch in 8 2; do
+            fsdp_config 2
+            fsdp_config 4
+        done
+    fi
+}
+
+section() {  # the tables of one torch, as markdown
+    echo "## torch.distributed on torch $version: hostccl against Gloo ($(date -u +%Y-%m-%d), $(nproc --all) cores)"
     echo
     echo "dist.all_reduce of float32, SUM, each op waited for before the next (as programs call it):"
     echo "busbw (GB/s) at $large, time (us) at 8 B, the slowest rank's."
@@ -170,5 +220,24 @@ done
     echo "| processes | batch | hostccl ms | shareable ms | Gloo ms | Gloo / hostccl | Gloo / shareable | compute ms | communication share (Gloo) | runs: hostccl / shareable / Gloo / compute |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     cat "$logs/ddp.md"
-} | tee ${out:+"$out"}
-echo "logs: $logs"
+    [ -f "$logs/fsdp.md" ] || return 0
+    echo
+    echo "FSDP2 step (examples/pytorch/fsdp2_transformer.py, every block and the model sharded; rank 0's"
+    echo "median ms over $steps steps after 3, the fastest of three runs); compute = every rank training"
+    echo "alone (--compute-only), share = Gloo's communication share of its step."
+    echo
+    echo "| processes | width x sequences per rank | hostccl ms | Gloo ms | Gloo / hostccl | compute ms | communication share (Gloo) |"
+    echo "| --- | --- | --- | --- | --- | --- | --- |"
+    cat "$logs/fsdp.md"
+}
+
+for entry in "${torches[@]}"; do
+    IFS='|' read -r python tree version <<<"$entry"
+    export PYTHONPATH=$tree
+    logs=$logs_root/torch-$version
+    mkdir -p "$logs"
+    bench_torch
+    section >"$logs/section.md"
+done
+cat "$logs_root"/torch-*/section.md | tee ${out:+"$out"}
+echo "logs: $logs_root"

@@ -19,7 +19,14 @@ function(hostccl_add_torch_extension target)
   if(A_RESULT_VAR)
     set(${A_RESULT_VAR} "" PARENT_SCOPE)
   endif()
-  execute_process(COMMAND ${A_PYTHON} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/torch_probe.py
+  # Under pip (SKBUILD) without PYTHONPATH and PYTHONNOUSERSITE: its build isolation
+  # sets them to hide the environment's packages, and the extension must be built for
+  # the environment's torch.
+  set(isolation_undone "")
+  if(SKBUILD)
+    set(isolation_undone ${CMAKE_COMMAND} -E env --unset=PYTHONPATH --unset=PYTHONNOUSERSITE)
+  endif()
+  execute_process(COMMAND ${isolation_undone} ${A_PYTHON} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/torch_probe.py
                   OUTPUT_VARIABLE probe RESULT_VARIABLE rc ERROR_QUIET)
   if(NOT rc EQUAL 0)
     string(STRIP "${probe}" probe)

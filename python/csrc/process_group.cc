@@ -84,6 +84,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::enqueue(
     c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
     const std::function<hostccl::Work(hostccl::Communicator&)>& launch, std::function<void()> after) {
     hostccl::Work op = launch(live());
+    issued_.fetch_add(1);
     auto work = c10::make_intrusive<HostcclWork>(rank_, type, name, std::move(op), std::move(outputs), std::move(after),
                                                  failureTextFor(name), completer_);
     if (batch_) batch_->all.push_back(work);

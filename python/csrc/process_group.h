@@ -8,6 +8,7 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -126,6 +127,11 @@ public:
     void endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>& reqs) override;
 #endif
 
+    // How many ops this rank issued on the group (torch's debug checks and object
+    // collectives on subgroups compare it across ranks); every rank starts at 0.
+    void setSequenceNumberForGroup() override {}
+    uint64_t getSequenceNumberForGroup() override { return issued_.load(); }
+
     // A barrier through the group's store that names the ranks which did not reach it
     // within the timeout (on rank 0; the others fail when rank 0 does not answer).
     void monitoredBarrier(const c10d::BarrierOptions& opts, bool waitAllRanks = false) override;
@@ -181,6 +187,7 @@ private:
     c10::intrusive_ptr<c10d::Store> store_;
     std::chrono::milliseconds timeout_;
     uint64_t monitoredBarriers_ = 0;  // how many this rank entered: names each one's keys
+    std::atomic<uint64_t> issued_{0};  // ops issued (getSequenceNumberForGroup)
     std::shared_ptr<hostccl::Communicator> comm_;
     std::shared_ptr<Completer> completer_;
 };

@@ -1,12 +1,14 @@
-"""Runs PyTorch's own distributed test suite (torch 1.13's
+"""Runs PyTorch's own distributed test suite (the installed torch's
 torch/testing/_internal/distributed/distributed_test.py: DistributedTest._DistTestBase
-with TestDistBackend, as PyTorch's test_distributed_spawn.py runs it) on a backend.
+with TestDistBackend, as PyTorch's test_distributed_spawn.py runs it) on a backend,
+under torch 1.13 or 2.x (each with its own list of what passes with Gloo there).
 
     # one backend, every test (or --tests a,b / --tests @FILE), outcomes to a file:
     /usr/bin/python3 tests/python/torch_suite/run_suite.py --backend gloo --jobs 4 --results gloo.txt
-    # the check ctest runs: what passes with Gloo passes with hostccl
+    # the check ctest runs: what passes with Gloo passes with hostccl (per torch, its own lists)
     /usr/bin/python3 tests/python/torch_suite/run_suite.py --backend hostccl --jobs 4 \
-        --gloo-passes tests/python/torch_suite/gloo_passes.txt --exceptions tests/python/torch_suite/exceptions.txt
+        --gloo-passes tests/python/torch_suite/gloo_passes_torch1.13.txt \
+        --exceptions tests/python/torch_suite/exceptions_torch1.13.txt
 
 A plugin backend (hostccl) is declared to support DDP and subgroups
 (DistTestCases.backend_feature["plugin"], ["ddp"], ["subgroup"]) before the suite is
@@ -15,8 +17,8 @@ by name (get_future, coalesced allreduce, batch_isend_irecv, timeouts, object
 collectives, monitored_barrier, ...); --as-gloo runs those on the backend with the
 suite believing it is Gloo. Each --jobs share of the tests runs in one interpreter,
 whose ranks are forked (not spawned: no second torch import per rank). torch's test
-utilities import `expecttest`, which Debian 12 does not package: stubs/expecttest.py
-stands in for it on this runner's path.
+utilities import `expecttest`, which Debian 12 does not package: where it is missing,
+stubs/expecttest.py stands in for it on this runner's path.
 """
 
 import argparse
@@ -30,7 +32,10 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "stubs"))
+try:
+    import expecttest  # noqa: F401  (PyPI's, in the torch 2.x venvs)
+except ImportError:
+    sys.path.insert(0, os.path.join(HERE, "stubs"))
 ARGS = sys.argv[1:]
 
 if os.environ.get("HOSTCCL_TORCH_SUITE_TEST") == "1":
@@ -49,14 +54,16 @@ if os.environ.get("HOSTCCL_TORCH_SUITE_TEST") == "1":
         for _feature in ("plugin", "ddp", "subgroup"):
             DistTestCases.backend_feature[_feature].add(_backend)
     import torch.multiprocessing
-    import torch.nn.parallel._replicated_tensor_ddp_utils as _replicated
     from torch.testing._internal.distributed.distributed_test import DistributedTest, TestDistBackend
 
-    # The suite turns on DDP's ReplicatedTensor mode in every rank, whose module
-    # (torch.distributed._shard) cannot be imported on Debian's Python 3.11 (a
-    # dataclass with a mutable default), failing every DDP test whatever the backend.
-    # The mode stays off here, for every backend alike.
-    _replicated._set_ddp_with_replicated_tensor = lambda value: None
+    if torch.__version__.startswith("1."):
+        import torch.nn.parallel._replicated_tensor_ddp_utils as _replicated
+
+        # torch 1.13's suite turns on DDP's ReplicatedTensor mode in every rank, whose
+        # module (torch.distributed._shard) cannot be imported on Debian's Python 3.11
+        # (a dataclass with a mutable default), failing every DDP test whatever the
+        # backend. The mode stays off here, for every backend alike.
+        _replicated._set_ddp_with_replicated_tensor = lambda value: None
     if os.environ.get("HOSTCCL_TORCH_SUITE_AS_GLOO") == "1":
         # The tests keep believing they run on Gloo (their bodies branch on the name);
         # the groups they make are the backend's.
