@@ -162,15 +162,15 @@ host_b_up() {  # the second emulated host, once (root only)
     nsB=${tag}b vethA=${tag}a
     trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null' EXIT
     ip link add "$vethA" type veth peer name ${vethA}b0 && ip link set ${vethA}b0 netns "$nsB"
-    ip addr add 10.233.0.1/24 dev "$vethA" && ip link set "$vethA" up
-    ip -n "$nsB" addr add 10.233.0.2/24 dev ${vethA}b0 && ip -n "$nsB" link set ${vethA}b0 up && ip -n "$nsB" link set lo up
+    ip addr add 10.237.0.1/24 dev "$vethA" && ip link set "$vethA" up
+    ip -n "$nsB" addr add 10.237.0.2/24 dev ${vethA}b0 && ip -n "$nsB" link set ${vethA}b0 up && ip -n "$nsB" link set lo up
 }
 
 bench_torch() {  # the tables of one torch: $python with $PYTHONPATH
     allreduce_config "shared memory, 2 processes" 2 shm2
     allreduce_config "shared memory, 4 processes" 4 shm4
     if host_b_up; then
-        split=1 ipA=10.233.0.1
+        split=1 ipA=10.237.0.1
         allreduce_config "TCP, two namespaces, 2 processes (1 per host)" 2 tcp2
         allreduce_config "TCP, two namespaces, 4 processes (2 per host)" 4 tcp4
         split=0 ipA=127.0.0.1

@@ -3,7 +3,8 @@
 #
 # Builds hostccl's torch extension (hostccl/_C) for the torch that <interpreter>
 # imports, and lays out the package in <dir>/hostccl (an importable tree:
-# PYTHONPATH=<dir>; "@TORCH@" in <target> and <dir> stands for torch's major.minor). One source serves torch 1.13 and 2.x (csrc/torch_compat.h); what
+# PYTHONPATH=<dir>; "@TORCH@" in <target> and <dir> stands for torch's
+# major.minor). One source serves torch 1.13 and 2.x (csrc/torch_compat.h); what
 # differs per torch comes from asking the interpreter (torch_probe.py), not from
 # find_package(Torch): a PyPI wheel's CMake config wants the CUDA toolkit, which a
 # CPU backend does not use. Sets <var> (when given) to the torch version, or to ""
@@ -11,8 +12,8 @@
 # <TREE_VAR> to <dir>.
 set(HOSTCCL_TORCH_EXT_SOURCES
   csrc/module.cc csrc/process_group.cc csrc/group_lifecycle.cc csrc/compressed_average.cc csrc/coalescing.cc
-  csrc/coalesced_tensors.cc csrc/monitored_barrier.cc csrc/sparse_allreduce.cc csrc/shareable_allocator.cc
-  csrc/work.cc csrc/completer.cc csrc/dtypes.cc)
+  csrc/coalesced_tensors.cc csrc/bitwise_reduction.cc csrc/monitored_barrier.cc csrc/sparse_allreduce.cc
+  csrc/shareable_allocator.cc csrc/work.cc csrc/completer.cc csrc/dtypes.cc)
 
 function(hostccl_add_torch_extension target)
   cmake_parse_arguments(A "" "PYTHON;OUTPUT_DIR;RESULT_VAR;TREE_VAR" "" ${ARGN})
@@ -70,7 +71,7 @@ function(hostccl_add_torch_extension target)
     LIBRARY_OUTPUT_DIRECTORY ${A_OUTPUT_DIR}/hostccl
     CXX_VISIBILITY_PRESET hidden
     # libhccl: relative to where both are installed, or beside the extension where
-    # `pip install ./python` puts the libraries (setup.py).
+    # `pip install ./python` puts the libraries (pyproject.toml).
     INSTALL_RPATH "${HOSTCCL_PYTHON_RPATH};$ORIGIN")
   target_include_directories(${target} SYSTEM PRIVATE ${T_includes} ${T_python_include})
   target_compile_definitions(${target} PRIVATE _GLIBCXX_USE_CXX11_ABI=${T_cxx11_abi} TORCH_EXTENSION_NAME=_C)

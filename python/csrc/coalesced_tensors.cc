@@ -65,6 +65,8 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::reduce_scatter_tensor_coales
     std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs, const c10d::ReduceScatterOptions& opts) {
     const char* name = "reduce_scatter_tensor_coalesced";
     checkPairs(outputs, inputs, name);
+    TORCH_CHECK(!isBitwise(opts.reduceOp), "hostccl: ", name,
+                ": bitwise reductions (BAND, BOR, BXOR) are not coalesced: reduce-scatter the tensors one by one");
     std::vector<at::Tensor> ins, outs;
     std::vector<HcclDataType> types;  // all checked before anything is queued
     std::vector<HcclReduceOp> ops;

@@ -35,8 +35,8 @@ HcclReduceOp hcclOpOf(const c10d::ReduceOp& op, at::ScalarType type) {
         case c10d::ReduceOp::BAND:
         case c10d::ReduceOp::BOR:
         case c10d::ReduceOp::BXOR:
-            TORCH_CHECK(false, "hostccl: bitwise reductions (BAND, BOR, BXOR) are not supported: HCCL reduces with "
-                               "SUM, PRODUCT, MIN and MAX");
+            TORCH_CHECK(false, "hostccl: bitwise reductions (BAND, BOR, BXOR) are not HCCL reduce ops: "
+                               "ProcessGroupHostccl::bitwiseReduction reduces them");
         case c10d::ReduceOp::PREMUL_SUM:
             TORCH_CHECK(at::isFloatingType(type), "hostccl: ReduceOp.PREMUL_SUM takes floating-point tensors (got ",
                         type, ")");

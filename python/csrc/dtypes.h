@@ -16,8 +16,11 @@ HcclDataType hcclTypeOf(const at::Tensor& t);
 // How `op` is reduced for elements of `type`: bool's SUM is a logical OR (MAX) and
 // its PRODUCT a logical AND (MIN), as NCCL does; AVG reduces with SUM and is divided
 // afterwards (see needsAverage); PREMUL_SUM reduces with SUM what was multiplied by
-// its factor first (see premultiplied). Bitwise ops throw.
+// its factor first (see premultiplied). Bitwise ops throw (see isBitwise).
 HcclReduceOp hcclOpOf(const c10d::ReduceOp& op, at::ScalarType type);
+
+// BAND, BOR and BXOR: reduced by ProcessGroupHostccl::bitwiseReduction, not HCCL.
+bool isBitwise(const c10d::ReduceOp& op);
 
 // Whether `op` needs the result divided by the group's size afterwards.
 inline bool needsAverage(const c10d::ReduceOp& op) { return op.op_ == c10d::ReduceOp::AVG; }

@@ -117,6 +117,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduce(std::vector<at::Te
     if (tensors[0].defined() && tensors[0].is_sparse() && tensors[0].device().is_cpu())
         return allreduceSparse(tensors[0], opts);
     at::Tensor& t = single(tensors, "allreduce");
+    if (isBitwise(opts.reduceOp))
+        return bitwiseReduction(c10d::OpType::ALLREDUCE, "allreduce", {t}, staged(t), opts.reduceOp,
+                                [t](const at::Tensor& r) mutable { t.copy_(r); });
     const HcclDataType dtype = hcclTypeOf(t);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, t.scalar_type());
     const bool average = needsAverage(opts.reduceOp);
@@ -136,6 +139,9 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduce_coalesced(std::vec
                                                                         const c10d::AllreduceCoalescedOptions& opts) {
     TORCH_CHECK(!tensors.empty(), "hostccl: allreduce_coalesced: no tensors");
     for (const at::Tensor& t : tensors) checkSameType(tensors[0], t, "allreduce_coalesced");
+    if (isBitwise(opts.reduceOp))
+        return bitwiseReduction(c10d::OpType::ALLREDUCE_COALESCED, "allreduce_coalesced", tensors, flatten(tensors),
+                                opts.reduceOp, [tensors](const at::Tensor& r) mutable { unflatten(r, tensors); });
     const HcclDataType dtype = hcclTypeOf(tensors[0]);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, tensors[0].scalar_type());
     const bool average = needsAverage(opts.reduceOp);
@@ -155,6 +161,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::allreduce_coalesced(std::vec
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::reduce(std::vector<at::Tensor>& tensors,
                                                            const c10d::ReduceOptions& opts) {
     at::Tensor& t = single(tensors, "reduce");
+    if (isBitwise(opts.reduceOp))  // only the root's tensor receives the result
+        return bitwiseReduction(c10d::OpType::REDUCE, "reduce", {t}, staged(t), opts.reduceOp,
+                                [t, root = opts.rootRank == rank_](const at::Tensor& r) mutable {
+                                    if (root) t.copy_(r);
+                                });
     const HcclDataType dtype = hcclTypeOf(t);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, t.scalar_type());
     const bool average = needsAverage(opts.reduceOp);
@@ -354,6 +365,11 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::reduceScatterFlat(c10d::OpTy
                                                                       at::Tensor& output, at::Tensor in,
                                                                       const at::Tensor& original,
                                                                       const c10d::ReduceScatterOptions& opts) {
+    if (isBitwise(opts.reduceOp))  // this rank's block of the folded input
+        return bitwiseReduction(type, name, {output}, in, opts.reduceOp,
+                                [output, at = int64_t(rank_) * output.numel()](const at::Tensor& r) mutable {
+                                    output.copy_(r.reshape({-1}).narrow(0, at, output.numel()).view(output.sizes()));
+                                });
     const HcclDataType dtype = hcclTypeOf(output);
     const HcclReduceOp op = hcclOpOf(opts.reduceOp, output.scalar_type());
     const bool average = needsAverage(opts.reduceOp);

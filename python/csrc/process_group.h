@@ -150,6 +150,13 @@ private:
     c10::intrusive_ptr<c10d::Work> reduceScatterFlat(c10d::OpType type, const char* name, at::Tensor& output,
                                                      at::Tensor in, const at::Tensor& original,
                                                      const c10d::ReduceScatterOptions& opts);
+    // A reduction by BAND, BOR or BXOR of the contiguous `in`: allgathered, the ranks'
+    // copies folded in rank order once it completed; `deliver(result)` (result shaped
+    // as `in`) writes it where the op's output goes.
+    c10::intrusive_ptr<c10d::Work> bitwiseReduction(c10d::OpType type, const char* name,
+                                                    std::vector<at::Tensor> outputs, at::Tensor in,
+                                                    const c10d::ReduceOp& op,
+                                                    std::function<void(const at::Tensor&)> deliver);
     // allreduce of a sparse COO tensor (SUM), done before it returns.
     c10::intrusive_ptr<c10d::Work> allreduceSparse(at::Tensor& t, const c10d::AllreduceOptions& opts);
     // How a failed op's Work words its error.

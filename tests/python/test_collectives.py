@@ -205,6 +205,44 @@ def any_source(rank, world):
         work._source_rank()
 
 
+BITWISE = {dist.ReduceOp.BAND: torch.bitwise_and, dist.ReduceOp.BOR: torch.bitwise_or,
+           dist.ReduceOp.BXOR: torch.bitwise_xor}
+
+
+def bitwise(rank, world):
+    """BAND, BOR and BXOR (as Gloo takes them): integer and bool tensors, exact."""
+    def mine(r, dtype):
+        bits = torch.tensor([0b1011, 0b0110, 0b1111, 0, 0b1000, 0b0101]) * (r + 1)
+        return (bits % 2 == 1) if dtype == torch.bool else bits.to(dtype)
+
+    for dtype in (torch.int8, torch.uint8, torch.int32, torch.int64, torch.bool):
+        for op, fold in BITWISE.items():
+            want = mine(0, dtype)
+            for r in range(1, world):
+                want = fold(want, mine(r, dtype))
+            what = "%s %s at %d ranks" % (dtype, op, world)
+            t = mine(rank, dtype)
+            dist.all_reduce(t, op=op)
+            check(t, want, "all_reduce " + what)
+            t = mine(rank, dtype)
+            dist.reduce(t, dst=world - 1, op=op)
+            check(t, want if rank == world - 1 else mine(rank, dtype), "reduce " + what)
+            # Two elements a rank (world <= 3: mine() has six).
+            out = torch.zeros(2, dtype=dtype)
+            dist.reduce_scatter(out, list(mine(rank, dtype)[:2 * world].chunk(world)), op=op)
+            check(out, want[2 * rank:2 * rank + 2], "reduce_scatter " + what)
+    with pytest.raises(RuntimeError, match="take integer or bool tensors"):
+        dist.all_reduce(torch.ones(3), op=dist.ReduceOp.BOR)
+    t = torch.ones(1)
+    dist.all_reduce(t)  # refused calls change nothing
+    assert t.item() == world
+
+
+@pytest.mark.parametrize("world", [1, 3])
+def test_bitwise_reductions_exact(world):
+    run_ranks(world, bitwise)
+
+
 @pytest.mark.parametrize("world", [2, 4])
 def test_recv_from_any_source(world):
     run_ranks(world, any_source)
