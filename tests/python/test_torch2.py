@@ -153,6 +153,35 @@ def test_coalescing_manager_and_coalesced_tensor_collectives():
     run_ranks(3, coalesced)
 
 
+def functional(rank, world):
+    """The functional collectives DTensor and torch.compile issue (what torch's
+    test_functional_api checks on Gloo), on the world group and on a mesh dimension."""
+    import torch.distributed._functional_collectives as funcol
+    from torch.distributed.device_mesh import init_device_mesh
+
+    mesh = init_device_mesh("cpu", (world,), mesh_dim_names=("dp",))
+    for group in (dist.group.WORLD, mesh, (mesh, 0)):
+        reduced = funcol.all_reduce(torch.full((3,), float(rank + 1)), "sum", group)
+        assert torch.equal(funcol.wait_tensor(reduced), torch.full((3,), float(world * (world + 1) // 2)))
+        maxed = funcol.all_reduce(torch.tensor([rank, -rank], dtype=torch.int32), "max", group)
+        assert maxed.tolist() == [world - 1, 0]
+        rows = funcol.all_gather_tensor(torch.full((1, 2), float(rank)), 0, group)
+        assert torch.equal(rows, torch.arange(world, dtype=torch.float32).repeat_interleave(2).view(world, 2))
+        cols = funcol.all_gather_tensor(torch.full((2, 1), float(rank)), 1, group)  # gathered on dim 1
+        assert torch.equal(cols, torch.arange(world, dtype=torch.float32).expand(2, world))
+        block = funcol.reduce_scatter_tensor(torch.arange(world * 2, dtype=torch.float64), "sum", 0, group)
+        assert torch.equal(block, torch.arange(rank * 2, rank * 2 + 2, dtype=torch.float64) * world)
+        # Rank r sends r + 1 elements to every peer, each carrying its sender and receiver.
+        sends = torch.cat([torch.full((rank + 1,), rank * 10 + p) for p in range(world)])
+        got = funcol.all_to_all_single(sends, [p + 1 for p in range(world)], [rank + 1] * world, group)
+        assert got.tolist() == [p * 10 + rank for p in range(world) for _ in range(p + 1)]
+        assert funcol.broadcast(torch.tensor([rank * 7]), 1, group).tolist() == [7]
+
+
+def test_functional_collectives_on_the_group_and_on_a_device_mesh():
+    run_ranks(3, functional)
+
+
 def averages(rank, world):
     t = torch.full((4,), float(rank * 2))
     dist.all_reduce(t, op=dist.ReduceOp.AVG)
