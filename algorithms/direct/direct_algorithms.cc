@@ -44,6 +44,17 @@ size_t inPlaceSegmentBytes(size_t inputs) {
     return bytes;
 }
 
+// In place the reduce waits on memory once the ranks' buffers outgrow the cache: asking
+// for every input's lines this many pieces ahead keeps loads in flight across the 4 KiB
+// page boundaries of shared memory, where the hardware prefetcher stops. Measured
+// (allreduce_perf 64 MiB in place, 4 processes, 2 cores, six interleaved runs): median
+// 5.8 GB/s against 5.3; 2 and 8 ranks within their noise.
+constexpr size_t kPrefetchPieces = 4;
+
+void prefetchForWrite(const char* p, size_t bytes) {
+    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(p + b, 1, 3);
+}
+
 // In place (an output is one of the inputs), every line written was just read and
 // sits in cache: a non-temporal store to it must first evict it, which made a 64 MiB
 // allreduce of 2 processes in place 1.5x slower than the ring (4.5-4.8 GB/s against
@@ -57,14 +68,17 @@ bool writesOverInputs(const std::vector<const char*>& in, const std::vector<char
 // out[k] = in[0] (op) in[1] (op) ... for `count` elements, every input read once and
 // every output written once, through an L1-sized piece of scratch.
 void reduceToAll(Context& ctx, const std::vector<const char*>& in, const std::vector<char*>& out, uint64_t count) {
-    const bool inPlace = writesOverInputs(in, out), stream = outgrowsCache(ctx) && !inPlace;
+    const bool inPlace = writesOverInputs(in, out), big = outgrowsCache(ctx);
+    const bool stream = big && !inPlace, prefetch = big && inPlace;
     const size_t es = ctx.elemSize(), pieceBytes = inPlace ? inPlaceSegmentBytes(in.size()) : kSegmentBytes;
-    const uint64_t step = pieceBytes / es;
+    const uint64_t step = pieceBytes / es, end = count * es;
     char* piece = ctx.scratch(pieceBytes);
     const ReduceFn reduce = ctx.reduceFn();
     for (uint64_t off = 0; off < count; off += step) {
         const uint64_t n = std::min(step, count - off);
-        const size_t at = off * es;
+        const size_t at = off * es, ahead = at + kPrefetchPieces * pieceBytes;
+        if (prefetch && ahead < end)
+            for (const char* i : in) prefetchForWrite(i + ahead, std::min(pieceBytes, end - ahead));
         reduce(piece, in[0] + at, in[1] + at, n);
         for (size_t j = 2; j < in.size(); ++j) reduce(piece, piece, in[j] + at, n);
         for (char* o : out) copyOut(stream, o + at, piece, n * es);
