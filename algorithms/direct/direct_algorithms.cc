@@ -27,7 +27,7 @@ void copyOut(bool stream, void* dst, const void* src, size_t bytes) {
         std::memcpy(dst, src, bytes);
 }
 
-// Reduced pieces this size stay in L1 while they are streamed to every output.
+// Out of place, reduced pieces this size stay in L1 while they are streamed to every output.
 constexpr size_t kSegmentBytes = 32 * 1024;
 
 // In place, the copies out land on lines just read: the piece and every input's segment
