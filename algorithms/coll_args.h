@@ -3,6 +3,7 @@
 // counts and displacements (in elements), so one algorithm serves the plain and V forms.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -35,6 +36,27 @@ struct CollArgs {
     bool equalEverywhere = false;
     uint64_t flightId = 0;  // the op's entry in the communicator's flight recorder (0: none)
 };
+
+// The bytes that size the op, for choosing how to run it: every rank's block for the
+// gathers and all-to-alls (what every rank agrees on when it can), `count` elements
+// for the rest.
+inline uint64_t opBytes(const CollArgs& a, size_t elemSize) {
+    auto sum = [](const std::vector<uint64_t>& v) {
+        uint64_t s = 0;
+        for (uint64_t x : v) s += x;
+        return s;
+    };
+    switch (a.type) {
+        case CollType::AllGather:
+        case CollType::AllGatherV: return sum(a.recvCounts) * elemSize;
+        case CollType::ReduceScatter:
+        case CollType::ReduceScatterV:
+        case CollType::AlltoAll:
+        case CollType::AlltoAllV:
+        case CollType::AlltoAllVC: return a.agreedCount.value_or(sum(a.sendCounts)) * elemSize;
+        default: return a.count * elemSize;
+    }
+}
 
 // The layout of HcclAlltoAll as the API layer builds it (the V form: `count` elements
 // to and from every rank, packed in rank order, alike on every rank), without buffers:

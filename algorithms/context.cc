@@ -46,23 +46,7 @@ void setHosts(CommView* view, std::vector<uint32_t> nodeOf) {
     view->hostRanks = std::make_shared<const std::vector<std::vector<uint32_t>>>(std::move(ranks));
 }
 
-uint64_t Context::opBytes() const {
-    auto sum = [](const std::vector<uint64_t>& v) {
-        uint64_t s = 0;
-        for (uint64_t x : v) s += x;
-        return s;
-    };
-    switch (args_.type) {
-        case CollType::AllGather:
-        case CollType::AllGatherV: return sum(args_.recvCounts) * elemSize_;
-        case CollType::ReduceScatter:
-        case CollType::ReduceScatterV:
-        case CollType::AlltoAll:
-        case CollType::AlltoAllV:
-        case CollType::AlltoAllVC: return args_.agreedCount.value_or(sum(args_.sendCounts)) * elemSize_;
-        default: return args_.count * elemSize_;
-    }
-}
+uint64_t Context::opBytes() const { return hostccl::opBytes(args_, elemSize_); }
 
 bool Context::sizesAgreed() const {
     return algoOpOf(args_.type) != AlgoOp::AlltoAll || args_.type == CollType::AlltoAll ||

@@ -83,7 +83,8 @@ public:
     const CommView& view() const { return view_; }
     // More of this communicator's ranks run on this machine's cores than it has (hosts
     // emulated by network namespaces share one machine): a thread that waits for an op
-    // runs it itself (runtime::Stream::runHere) rather than handing it to the stream's.
+    // runs it itself (runtime::Stream::runHere) rather than handing it to the stream's,
+    // whatever its size.
     bool machineCrowded() const { return machineCrowded_; }
     // The core the stream threads running this rank's ops keep to, or -1 (see
     // core/topology/worker_affinity.h).

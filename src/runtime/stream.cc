@@ -47,12 +47,14 @@ uint64_t Stream::enqueue(Task task) {
 }
 
 bool Stream::runHere(uint64_t ticket) {
-    if (!callersMayRun_.load(std::memory_order_relaxed)) return false;
+    const uint32_t limit = callersRunUpTo_.load(std::memory_order_relaxed);
+    if (limit == 0) return false;
     std::vector<Task> mine;
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (running_ || taken_ >= ticket || queue_.empty()) return false;
         const size_t n = std::min<uint64_t>(queue_.size(), ticket - taken_);
+        if (n > limit) return false;
         mine.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
         queue_.erase(queue_.begin(), queue_.begin() + n);
         taken_ += n;

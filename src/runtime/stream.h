@@ -37,12 +37,16 @@ public:
     // the worker takes nothing meanwhile. False when it ran nothing (the worker has
     // them, or they are done).
     bool runHere(uint64_t ticket);
-    // Whether runHere may run tasks at all: each HCCL op queued sets it, to whether its
-    // communicator has more ranks on this machine than the machine has cores
-    // (Communicator::machineCrowded). With a core per rank the worker is woken at once and a caller
-    // that ran the op instead would only make it wake for nothing.
-    void letCallersRun(bool yes) {  // written only when it changes: the worker's lines are near
-        if (callersMayRun_.load(std::memory_order_relaxed) != yes) callersMayRun_.store(yes, std::memory_order_relaxed);
+    // How many queued tasks runHere may take at once (0: it runs none). Each HCCL op queued
+    // sets it (api::callerRunLimit): any number on a machine with more ranks than cores;
+    // otherwise a few when the op is small, so that a caller waiting for the op it has just
+    // queued runs it, while a long queue the worker has not reached yet stays with the worker,
+    // which keeps to the rank's core (a caller's thread is never bound: running a stream of
+    // ops on a core another rank's worker keeps to, the two take turns at every exchange).
+    static constexpr uint32_t kAnyNumber = UINT32_MAX;
+    void letCallersRun(uint32_t tasks) {  // written only when it changes: the worker's lines are near
+        if (callersRunUpTo_.load(std::memory_order_relaxed) != tasks)
+            callersRunUpTo_.store(tasks, std::memory_order_relaxed);
     }
     // 0, the first task error since the last synchronize, or
     // ACL_ERROR_RT_STREAM_SYNC_TIMEOUT when the deadline passed first.
@@ -71,7 +75,7 @@ private:
     uint64_t enqueued_ = 0;
     uint64_t taken_ = 0;         // tasks taken off the queue to run (tickets up to it)
     bool running_ = false;       // a thread (the worker or a caller) runs taken tasks
-    std::atomic<bool> callersMayRun_{false};
+    std::atomic<uint32_t> callersRunUpTo_{0};
     bool workerAsleep_ = false;  // enqueue signals only then: no syscall per task
     int firstError_ = 0;
     std::atomic<bool> stopping_{false};  // set under mutex_, so the worker's wait sees it

@@ -5,10 +5,12 @@
 #include <atomic>
 #include <cstring>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "acl/acl.h"
+#include "api/validate.h"
 #include "runtime/memory.h"
 #include "runtime/stream.h"
 
@@ -61,7 +63,7 @@ TEST(Stream, ADestroyedStreamIsDeadToTheThreadThatUsedIt) {
 static void producersRace(bool callersRun) {
     StreamGuard g;
     auto stream = hostccl::runtime::resolveStream(g.s);
-    stream->letCallersRun(callersRun);
+    stream->letCallersRun(callersRun ? hostccl::runtime::Stream::kAnyNumber : 0);
     constexpr int kThreads = 4, kRounds = 2000;
     std::vector<std::atomic<int>> done(kThreads);
     std::vector<int> order;  // written only by whoever runs tasks: one at a time
@@ -105,7 +107,7 @@ TEST(Stream, ACallerRunsQueuedTasksItselfOnlyWhenAllowedAndTheWorkerIsIdle) {
     ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
     for (auto id : ranOn) EXPECT_NE(id, me);
     // The worker busy with a task: the caller takes none, and tasks run after it.
-    stream->letCallersRun(true);
+    stream->letCallersRun(hostccl::runtime::Stream::kAnyNumber);
     std::atomic<bool> release{false}, started{false};
     stream->enqueue([&] {
         started = true;
@@ -142,6 +144,54 @@ TEST(Stream, ACallerRunsQueuedTasksItselfOnlyWhenAllowedAndTheWorkerIsIdle) {
         }
     }
     EXPECT_TRUE(ranHere) << "in 10000 tries the caller never found the worker idle";
+}
+
+// How many queued tasks a waiting caller may run itself: any number where ranks outnumber
+// cores; otherwise a few for a small op, none for a large one (left to the worker, kept to
+// the rank's core).
+TEST(Stream, CallersRunAFewTasksOfASmallOpAndAnyNumberOnACrowdedMachine) {
+    using hostccl::api::callerRunLimit;
+    constexpr uint32_t kAny = hostccl::runtime::Stream::kAnyNumber;
+    EXPECT_EQ(callerRunLimit(false, 0), 8u);
+    EXPECT_EQ(callerRunLimit(false, 8), 8u);
+    EXPECT_EQ(callerRunLimit(false, 256 << 10), 8u);
+    EXPECT_EQ(callerRunLimit(false, (256 << 10) + 1), 0u);
+    EXPECT_EQ(callerRunLimit(false, uint64_t(64) << 20), 0u);
+    EXPECT_EQ(callerRunLimit(true, 8), kAny);
+    EXPECT_EQ(callerRunLimit(true, uint64_t(64) << 20), kAny);
+}
+
+// Past its limit a caller leaves the queue to the worker: three tasks queued, a caller
+// that may take two runs none; one that may take three gets there first now and then.
+TEST(Stream, ACallerLeavesAQueueLongerThanItsLimitToTheWorker) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    const std::thread::id me = std::this_thread::get_id();
+    std::mutex m;
+    std::vector<std::thread::id> ranOn;
+    auto queueThree = [&] {
+        uint64_t last = 0;
+        for (int i = 0; i < 3; ++i)
+            last = stream->enqueue([&] {
+                std::lock_guard<std::mutex> lock(m);
+                ranOn.push_back(std::this_thread::get_id());
+                return 0;
+            });
+        return last;
+    };
+    stream->letCallersRun(2);
+    for (int i = 0; i < 1000; ++i) EXPECT_FALSE(stream->runHere(queueThree()));
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    ASSERT_EQ(ranOn.size(), 3000u);
+    for (auto id : ranOn) EXPECT_NE(id, me);
+    stream->letCallersRun(3);
+    bool ranHere = false;
+    for (int i = 0; i < 10000 && !ranHere; ++i) {
+        ranHere = stream->runHere(queueThree());
+        ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    }
+    EXPECT_TRUE(ranHere) << "the worker took three queued tasks first 10000 times in a row";
+    EXPECT_EQ(ranOn.back(), me);
 }
 
 TEST(Stream, SynchronizeReturnsTheFirstErrorOnceThenClears) {
