@@ -8,6 +8,7 @@
 
 #include "core/monitor/diagnosis.h"
 #include "core/monitor/http_server.h"
+#include "core/monitor/job_gather.h"
 #include "core/monitor/job_view.h"
 #include "core/monitor/prometheus.h"
 
@@ -227,7 +228,7 @@ nlohmann::json rankStatus(uint64_t lastSeq, bool running, int64_t waitingOn) {
 
 std::vector<JobRank> ranksOf(std::vector<nlohmann::json> statuses) {
     std::vector<JobRank> out;
-    for (uint32_t r = 0; r < statuses.size(); ++r) out.push_back({r, "rank " + std::to_string(r) + " (host h, pid 1)", statuses[r]});
+    for (uint32_t r = 0; r < statuses.size(); ++r) out.push_back({r, "rank " + std::to_string(r) + " (host h, pid 1)", "", statuses[r]});
     return out;
 }
 
@@ -262,6 +263,77 @@ TEST(JobView, ARankThatHasNotStartedTheOpIsTheOneWaitedFor) {
     EXPECT_EQ(v["stuck"][0]["culprit"], 1);
     EXPECT_EQ(v["stuck"][0]["why"], "has not started seq 10 (its last is 9)");
     EXPECT_EQ(v["progress"]["text"], "rank 0 has started up to op 10; rank 1 up to 9");
+}
+
+// A stuck rank whose wait names no peer (waiting on several at once) is not said to
+// wait for itself: the op's rank that does not answer is the one waited for.
+TEST(JobView, AWaitThatNamesNoPeerPointsAtTheRankHoldingTheOpUp) {
+    const auto ranks = ranksOf({rankStatus(64, true, -1), rankStatus(64, true, -1), nullptr, rankStatus(64, true, -1)});
+    const nlohmann::json v = jobView("world", 0xabc, ranks, nlohmann::json::array({stuckFinding(0, -1)}));
+    ASSERT_EQ(v["stuck"].size(), 1u);
+    EXPECT_EQ(v["stuck"][0]["chain"], nlohmann::json::array({0, 2}));
+    EXPECT_EQ(v["stuck"][0]["culprit"], 2);
+    const std::string text = jobText(nlohmann::json::array({v}));
+    EXPECT_NE(text.find("stuck: rank 0 is waiting (directly or through others) for rank 2 (host h, pid 1), which does "
+                        "not answer"),
+              std::string::npos)
+        << text;
+}
+
+// Every rank in the op and none named: the stuck rank is named alone, never as waiting
+// for itself; a rank stuck behind it points at it.
+TEST(JobView, AStuckRankWithEveryRankInTheOpIsNamedAloneNotAsWaitingForItself) {
+    const auto ranks = ranksOf({rankStatus(64, true, -1), rankStatus(64, true, 0)});
+    const nlohmann::json alone = jobView("world", 0xabc, ranks, nlohmann::json::array({stuckFinding(0, -1)}));
+    ASSERT_EQ(alone["stuck"].size(), 1u);
+    EXPECT_EQ(alone["stuck"][0]["chain"], nlohmann::json::array({0}));
+    const std::string aloneText = jobText(nlohmann::json::array({alone}));
+    EXPECT_NE(aloneText.find("stuck: rank 0 (host h, pid 1) waits for no single rank while every rank is in the op"),
+              std::string::npos)
+        << aloneText;
+    const nlohmann::json both =
+        jobView("world", 0xabc, ranks, nlohmann::json::array({stuckFinding(0, -1), stuckFinding(1, 0)}));
+    ASSERT_EQ(both["stuck"].size(), 2u);
+    EXPECT_EQ(both["stuck"][1]["chain"], nlohmann::json::array({1, 0}));
+    const std::string text = jobText(nlohmann::json::array({both}));
+    EXPECT_NE(text.find("stuck: rank 1 is waiting (directly or through others) for rank 0 (host h, pid 1), which is "
+                        "running it and waits for no one"),
+              std::string::npos)
+        << text;
+    for (const std::string& t : {aloneText, text})
+        EXPECT_EQ(t.find("ranks 0, 1 are waiting"), std::string::npos) << "rank 0 waits for itself: " << t;
+}
+
+// Answers from the processes the bootstrap table names count; an answer for the same
+// comm id and rank from another process (another job on that endpoint now) does not,
+// nor do its findings.
+TEST(JobGather, OnlyTheProcessTheTableNamesAnswersForARank) {
+    CommSnapshot s = comm(0);
+    auto peers = std::make_shared<std::vector<PeerInfo>>(2);
+    for (uint32_t r = 0; r < 2; ++r) {
+        (*peers)[r].rank = r;
+        (*peers)[r].ip = "10.0.0.1";
+        (*peers)[r].pid = 100 + r;
+        (*peers)[r].hostId = "h";
+        (*peers)[r].metricsPort = uint16_t(9400 + r);
+    }
+    s.peers = peers;
+    auto answer = [](uint32_t rank, uint32_t pid, const char* finding) {
+        nlohmann::json entry = rankStatus(7, false, -1);
+        entry.update({{"comm_id", "0000000000000abc"}, {"rank", rank}, {"pid", pid}, {"host", "h"}});
+        nlohmann::json f = {{"kind", "straggler"}, {"comm_id", "0000000000000abc"}, {"rank", rank}, {"peer", rank ^ 1u}, {"text", finding}};
+        return nlohmann::json{{"pid", pid}, {"communicators", {entry}}, {"findings", {f}}};
+    };
+    const nlohmann::json v = viewFromAnswers(s, {answer(0, 100, "ours"), answer(1, 555, "another job's")});
+    EXPECT_EQ(v["ranks"][0]["answered"], true);
+    EXPECT_EQ(v["ranks"][0]["endpoint"], "10.0.0.1:9400");
+    EXPECT_EQ(v["ranks"][1]["answered"], false) << "pid 555 is not the table's rank 1";
+    EXPECT_EQ(v["not_answering"], nlohmann::json::array({1}));
+    ASSERT_EQ(v["findings"].size(), 1u);
+    EXPECT_EQ(v["findings"][0]["text"], "ours");
+    const nlohmann::json both = viewFromAnswers(s, {answer(0, 100, "ours"), answer(1, 101, "rank 1's")});
+    EXPECT_EQ(both["not_answering"], nlohmann::json::array());
+    EXPECT_EQ(both["findings"].size(), 2u);
 }
 
 TEST(JobView, AHealthyJobSaysNothingWasFound) {

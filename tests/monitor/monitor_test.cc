@@ -3,7 +3,8 @@
 //   - a healthy job reports nothing, and its metrics count exactly the ops it ran;
 //   - a rank that sleeps before every collective is named the straggler within 10 s;
 //   - a rank stopped with SIGSTOP is named as the one a stuck collective waits for, by
-//     the job view of another rank's endpoint and by hostccl-status;
+//     the job view of another rank's endpoint and by hostccl-status, which, asked at the
+//     stopped rank's own endpoint, asks another process of its job (never another job's);
 //   - garbage, a client that never finishes its request and 1000 connections at
 //     once leave the job's results and the endpoint's answers intact.
 #include <arpa/inet.h>
@@ -14,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -97,8 +99,9 @@ json ownStatus(uint16_t port) {
 // while the test watches its endpoints.
 class Job {
 public:
-    Job(uint32_t n, int ops, size_t count, long slowRank, int slowMs, int holdMs) : n_(n) {
-        basePort_ = freeTcpPort();
+    // `basePort`: HOSTCCL_METRICS_PORT, 0 for a free one.
+    Job(uint32_t n, int ops, size_t count, long slowRank, int slowMs, int holdMs, uint16_t basePort = 0) : n_(n) {
+        basePort_ = basePort != 0 ? basePort : freeTcpPort();
         setenv("HOSTCCL_METRICS_PORT", std::to_string(basePort_).c_str(), 1);
         setenv("HOSTCCL_METRICS_INTERVAL_MS", "250", 1);
         const std::string root = "127.0.0.1:" + std::to_string(freeTcpPort());
@@ -139,15 +142,18 @@ public:
         }
         return out;
     }
+    // The port of this job's rank `rank`, 0 while it does not answer (another job of
+    // another size may share the base port).
     uint16_t portOf(uint32_t rank) const {
-        for (uint16_t p = basePort_; p < basePort_ + n_ + 8; ++p) {
+        for (uint16_t p = basePort_; p < basePort_ + 2 * n_ + 8; ++p) {
             const json j = ownStatus(p);
             if (j.is_null()) continue;
             for (const json& c : j["communicators"])
-                if (c["rank"] == rank) return p;
+                if (c["rank"] == rank && c["size"] == n_) return p;
         }
         return 0;
     }
+    uint16_t basePort() const { return basePort_; }
 
 private:
     const uint32_t n_;
@@ -300,6 +306,53 @@ TEST(Monitor, AStoppedRankIsNamedAsTheOneAStuckCollectiveWaitsFor) {
     job.finish();
     unsetenv("HOSTCCL_STUCK_SECONDS");
     unsetenv("HOSTCCL_HEARTBEAT_TIMEOUT");
+}
+
+// The asked endpoint's process is stopped: hostccl-status asks a process of the same
+// job on the ports next to it, says so, and shows that job; another job's endpoint on
+// the port just below (started first, on the same HOSTCCL_METRICS_PORT) never answers
+// for it.
+TEST(Monitor, TheStatusToolAsksAnotherProcessOfTheJobWhenTheAskedOneIsStopped) {
+    Job first(2, -20000, 16, -1, 0, 0);  // 20 s of allreduces, ranks agreeing when to stop
+    first.start(120);
+    uint16_t a0 = 0, a1 = 0;
+    while ((a0 == 0 || a1 == 0) && first.elapsed() < 30) {
+        a0 = first.portOf(0);
+        a1 = first.portOf(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_NE(a0 * a1, 0) << "the first job's endpoints never answered";
+    Job second(3, 1000000, 16, -1, 0, 0, first.basePort());  // 3 ranks: its statuses tell it apart
+    second.start(120);
+    std::vector<uint16_t> b(3, 0);
+    while (std::count(b.begin(), b.end(), 0) > 0 && second.elapsed() < 30) {
+        for (uint32_t r = 0; r < 3; ++r) b[r] = second.portOf(r);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(std::count(b.begin(), b.end(), 0), 0) << "the second job's endpoints never answered";
+    const json firstId = json::parse(get(a0, "/status.json"))["communicators"][0]["comm_id"];
+    const json secondId = json::parse(get(b[0], "/status.json"))["communicators"][0]["comm_id"];
+    // The second job's lowest port is asked: the first job's endpoints are the nearest
+    // below it; the next of the second job's answers instead.
+    std::vector<uint16_t> sorted = b;
+    std::sort(sorted.begin(), sorted.end());
+    const uint16_t asked = sorted[0], other = sorted[1];
+    const uint32_t askedRank = uint32_t(std::find(b.begin(), b.end(), asked) - b.begin());
+    const pid_t stopped = json::parse(get(asked, "/status.json"))["pid"].get<pid_t>();
+    ASSERT_EQ(::kill(stopped, SIGSTOP), 0);
+    const auto [text, status] = run(std::string(HOSTCCL_STATUS_TOOL) + " 127.0.0.1:" + std::to_string(asked) + " --timeout 6");
+    ::kill(stopped, SIGCONT);
+    ::kill(stopped, SIGKILL);
+    EXPECT_EQ(status, 1) << text;
+    EXPECT_NE(text.find("127.0.0.1:" + std::to_string(asked) + " did not answer; asked 127.0.0.1:" +
+                        std::to_string(other) + ", a process of its job, instead"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("(id " + secondId.get<std::string>()), std::string::npos) << text;
+    EXPECT_EQ(text.find(firstId.get<std::string>()), std::string::npos) << "the other job answered: " << text;
+    EXPECT_NE(text.find("not answering: rank " + std::to_string(askedRank) + " ("), std::string::npos) << text;
+    second.finish();
+    expectAllExitZero(first.finish());
 }
 
 TEST(Monitor, TheStatusToolRefusesBadInputWithStatus2) {

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <map>
 #include <set>
 
 #include "core/monitor/http_fetch.h"
@@ -30,40 +29,43 @@ std::vector<net::Endpoint> endpointsOf(const std::vector<CommSnapshot>& local) {
     return out;
 }
 
-// Every process's status: its communicators' entries by (comm id, rank), its findings.
-struct Statuses {
-    std::map<std::pair<std::string, uint32_t>, json> byRank;
-    json findings = json::array();
-    void add(const json& status) {
-        if (!status.is_object()) return;
-        for (const json& c : status.value("communicators", json::array()))
-            byRank[{c.value("comm_id", ""), c.value("rank", 0u)}] = c;
-        for (const json& f : status.value("findings", json::array())) findings.push_back(f);
-    }
-};
 }  // namespace
+
+json viewFromAnswers(const CommSnapshot& s, const std::vector<json>& answers) {
+    const std::string id = fmt::format("{:016x}", s.commId);
+    const std::vector<PeerInfo>& peers = *s.peers;
+    std::vector<JobRank> ranks(peers.size());
+    for (uint32_t r = 0; r < ranks.size(); ++r) {
+        ranks[r].rank = r;
+        ranks[r].who = whoIs(peers[r]);
+        ranks[r].endpoint = peers[r].metricsPort != 0 ? fmt::format("{}:{}", peers[r].ip, peers[r].metricsPort) : "";
+    }
+    json findings = json::array();
+    for (const json& answer : answers) {
+        if (!answer.is_object()) continue;
+        bool holdsARank = false;
+        for (const json& c : answer.value("communicators", json::array())) {
+            const uint32_t r = c.value("rank", uint32_t(UINT32_MAX));
+            if (c.value("comm_id", "") != id || r >= peers.size()) continue;
+            if (c.value("pid", uint32_t(0)) != peers[r].pid || c.value("host", "") != peers[r].hostId) continue;
+            ranks[r].status = c;
+            holdsARank = true;
+        }
+        if (holdsARank)
+            for (const json& f : answer.value("findings", json::array())) findings.push_back(f);
+    }
+    return jobView(s.comm, s.commId, ranks, findings);
+}
 
 json gatherJob(const std::vector<CommSnapshot>& local, const std::vector<Finding>& localFindings,
                std::chrono::milliseconds limit) {
-    Statuses st;
-    st.add(statusJson(local, localFindings));
-    const std::vector<net::Endpoint> endpoints = endpointsOf(local);
-    for (const std::string& body : fetchAll(endpoints, "/status.json", limit))
-        if (!body.empty()) st.add(json::parse(body, nullptr, false));
+    std::vector<json> answers{statusJson(local, localFindings)};
+    for (const std::string& body : fetchAll(endpointsOf(local), "/status.json", limit))
+        if (!body.empty()) answers.push_back(json::parse(body, nullptr, false));
     json views = json::array();
     std::set<uint64_t> done;
-    for (const CommSnapshot& s : local) {
-        if (!s.peers || !done.insert(s.commId).second) continue;  // one view per communicator
-        const std::string id = fmt::format("{:016x}", s.commId);
-        std::vector<JobRank> ranks(s.peers->size());
-        for (uint32_t r = 0; r < ranks.size(); ++r) {
-            ranks[r].rank = r;
-            ranks[r].who = whoIs((*s.peers)[r]);
-            auto it = st.byRank.find({id, r});
-            if (it != st.byRank.end()) ranks[r].status = it->second;
-        }
-        views.push_back(jobView(s.comm, s.commId, ranks, st.findings));
-    }
+    for (const CommSnapshot& s : local)
+        if (s.peers && done.insert(s.commId).second) views.push_back(viewFromAnswers(s, answers));  // one per communicator
     return views;
 }
 

@@ -161,29 +161,63 @@ std::string seenBy(const json& f) {
     return "seen by " + rankList(ranks);
 }
 
+// Why rank `r` holds up op `seq` from outside it: it does not answer, or has not
+// started the op; "" when it is in the op.
+std::string holdsUp(const JobRank& r, uint64_t seq) {
+    if (!answered(r)) return "does not answer (stopped, dead or cut off)";
+    if (!running(r) || lastSeq(r) < seq) return fmt::format("has not started seq {} (its last is {})", seq, lastSeq(r));
+    return "";
+}
+
+// For a rank in op `seq` whose wait names no peer (waiting on several at once, or not
+// asleep yet): the first other rank of the op that holds it up from outside. Every stuck
+// rank of a large job may ask, so the first two such ranks per op are found once.
+class HoldUps {
+public:
+    explicit HoldUps(const std::vector<JobRank>& ranks) : ranks_(ranks) {}
+    // -1 when every rank but `except` is in the op.
+    int64_t firstBut(uint32_t except, uint64_t seq, std::string* why) {
+        auto [it, fresh] = firstTwo_.try_emplace(seq);
+        for (size_t r = 0; fresh && r < ranks_.size() && it->second.size() < 2; ++r)
+            if (!holdsUp(ranks_[r], seq).empty()) it->second.push_back(uint32_t(r));
+        for (uint32_t r : it->second)
+            if (r != except) {
+                *why = holdsUp(ranks_[r], seq);
+                return r;
+            }
+        return -1;
+    }
+
+private:
+    const std::vector<JobRank>& ranks_;
+    std::map<uint64_t, std::vector<uint32_t>> firstTwo_;
+};
+
 // From a stuck rank, its wait from peer to peer until a rank that does not answer,
-// has not started op `seq`, or is running it without waiting for anyone.
-json followWait(const std::vector<JobRank>& ranks, uint32_t from, uint64_t seq) {
+// has not started op `seq`, or is running it without waiting for anyone. A wait that
+// names no peer points at a rank of the op that holds it up; a stuck rank is never
+// said to wait for itself.
+json followWait(const std::vector<JobRank>& ranks, HoldUps& holdUps, uint32_t from, uint64_t seq) {
     std::vector<uint32_t> chain{from};
-    int64_t next = waitingOn(ranks[from]);
-    std::string why = "waits for no one";
-    while (next >= 0 && size_t(next) < ranks.size()) {
-        const JobRank& r = ranks[size_t(next)];
+    std::string why;
+    for (;;) {
+        const int64_t next = waitingOn(ranks[chain.back()]);
+        if (next < 0 || size_t(next) >= ranks.size() || uint32_t(next) == chain.back()) {
+            if (const int64_t behind = holdUps.firstBut(chain.back(), seq, &why); behind >= 0)
+                chain.push_back(uint32_t(behind));
+            else if (chain.size() > 1)
+                why = "is running it and waits for no one (busy, or its wait has not slept yet)";
+            else
+                why = "waits for no single rank while every rank is in the op (busy, or its wait has not slept yet)";
+            break;
+        }
         if (std::find(chain.begin(), chain.end(), uint32_t(next)) != chain.end()) {
             why = "is part of a cycle of waits";
             break;
         }
         chain.push_back(uint32_t(next));
-        if (!answered(r)) {
-            why = "does not answer (stopped, dead or cut off)";
-            break;
-        }
-        if (!running(r) || lastSeq(r) < seq) {
-            why = fmt::format("has not started seq {} (its last is {})", seq, lastSeq(r));
-            break;
-        }
-        next = waitingOn(r);
-        if (next < 0) why = "is running it and waits for no one (busy, or its wait has not slept yet)";
+        why = holdsUp(ranks[size_t(next)], seq);
+        if (!why.empty()) break;
     }
     const uint32_t culprit = chain.back();
     return {{"chain", chain}, {"culprit", culprit}, {"who", ranks[culprit].who}, {"why", why}};
@@ -197,7 +231,7 @@ json jobView(const std::string& comm, uint64_t commId, const std::vector<JobRank
     std::vector<uint32_t> silent;
     uint64_t maxSeq = 0;
     for (const JobRank& r : ranks) {
-        json j = {{"rank", r.rank}, {"who", r.who}, {"answered", answered(r)}};
+        json j = {{"rank", r.rank}, {"who", r.who}, {"endpoint", r.endpoint}, {"answered", answered(r)}};
         if (answered(r)) {
             j["last_seq"] = lastSeq(r);
             j["running"] = r.status.value("running", json(nullptr));
@@ -226,9 +260,10 @@ json jobView(const std::string& comm, uint64_t commId, const std::vector<JobRank
     std::set<uint32_t> stuckRanks;
     for (const json& f : mine)
         if (f.value("kind", "") == "stuck") stuckRanks.insert(f.value("rank", 0u));
+    HoldUps holdUps(ranks);
     for (uint32_t r : stuckRanks) {
         if (r >= ranks.size()) continue;
-        json s = followWait(ranks, r, running(ranks[r]) ? ranks[r].status["running"].value("seq", maxSeq) : maxSeq);
+        json s = followWait(ranks, holdUps, r, running(ranks[r]) ? ranks[r].status["running"].value("seq", maxSeq) : maxSeq);
         s["rank"] = r;
         stuck.push_back(std::move(s));
     }
@@ -250,10 +285,15 @@ std::vector<std::string> stuckLines(const json& v) {
         culprit[s["culprit"].get<uint32_t>()] = s;
     }
     std::vector<std::string> out;
-    for (const auto& [c, waiting] : byCulprit)
-        out.push_back(fmt::format("stuck: {} {} waiting (directly or through others) for {}, which {}", rankList(waiting),
-                                  waiting.size() == 1 ? "is" : "are", culprit[c]["who"].get<std::string>(),
-                                  culprit[c]["why"].get<std::string>()));
+    for (auto& [c, waiting] : byCulprit) {
+        const std::string who = culprit[c]["who"].get<std::string>(), why = culprit[c]["why"].get<std::string>();
+        waiting.erase(std::remove(waiting.begin(), waiting.end(), c), waiting.end());  // stuck itself: said below
+        if (waiting.empty())
+            out.push_back(fmt::format("stuck: {} {}", who, why));
+        else
+            out.push_back(fmt::format("stuck: {} {} waiting (directly or through others) for {}, which {}",
+                                      rankList(waiting), waiting.size() == 1 ? "is" : "are", who, why));
+    }
     return out;
 }
 }  // namespace

@@ -17,6 +17,7 @@ namespace hostccl::monitor {
 struct JobRank {
     uint32_t rank = 0;
     std::string who;        // "rank 3 (host h 10.0.0.2, pid 42)"
+    std::string endpoint;   // its process's monitoring endpoint, "10.0.0.2:9400" ("": none)
     nlohmann::json status;  // this rank's entry of its process's "communicators" (null: no answer)
 };
 

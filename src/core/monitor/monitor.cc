@@ -24,8 +24,6 @@
 namespace hostccl::monitor {
 
 namespace {
-// How many ports from HOSTCCL_METRICS_PORT on are tried (processes of one host).
-constexpr int kPortTries = 64;
 // How long /job.json waits for the other processes' status (the endpoint serves
 // nothing else meanwhile).
 constexpr auto kJobFetchLimit = std::chrono::milliseconds(2000);
@@ -118,9 +116,9 @@ std::unique_ptr<HttpServer> listenIfAsked() {
     const auto port = uint16_t(env::getInt("HOSTCCL_METRICS_PORT", 0, 65535));
     const std::string addr = env::getString("HOSTCCL_METRICS_ADDR");
     std::string why;
-    auto server = HttpServer::listen(addr, port, kPortTries, &why);
+    auto server = HttpServer::listen(addr, port, kMetricsPortTries, &why);
     if (!server) {
-        log::error("monitor: no metrics endpoint on {} ports {}..{}: {}", addr, port, port + kPortTries - 1, why);
+        log::error("monitor: no metrics endpoint on {} ports {}..{}: {}", addr, port, port + kMetricsPortTries - 1, why);
         return nullptr;
     }
     log::info("monitor: metrics endpoint on {}:{} (/metrics, /status.json)", addr, server->port());

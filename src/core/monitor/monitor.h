@@ -13,6 +13,10 @@
 
 namespace hostccl::monitor {
 
+// A process's endpoint listens on the first free port of these from HOSTCCL_METRICS_PORT
+// on: the processes of one host take consecutive ports.
+constexpr int kMetricsPortTries = 64;
+
 // HOSTCCL_MONITOR: whether communicators measure at all.
 bool enabled();
 // Starts the thread and the endpoint once per process (again in a forked child);
