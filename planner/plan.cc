@@ -30,8 +30,8 @@ Cluster Cluster::withRunningAtOnce(uint32_t ranks) const {
     const CoreGroups g = coreGroups();
     // Linear in ranks per core past one, the simplest fit to what the probe reads:
     // its fixed part 82-171 us at 4 ranks on 2 cores, 105-416 us at 8. Checked on
-    // every plan of the example MLP with up to 8 micro-batches (docs/planner.md,
-    // session 35); scaling only the fixed part, or in proportion to ranks per core, fitted worse.
+    // every plan of the example MLP with up to 8 micro-batches (bench/planner/validate.sh):
+    // scaling only the fixed part, or in proportion to ranks per core, fitted worse.
     const double probed = g.ranks / g.cores, now = std::min<double>(ranks, g.ranks) / g.cores;
     if (probed > 1) c.syncCrowding = std::clamp((now - 1) / (probed - 1), 0.0, 1.0);
     return c;

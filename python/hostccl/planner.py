@@ -358,7 +358,7 @@ class _on_slowest_core:
     and each core's step seconds, or None (``pin`` false or one core). A data-parallel
     step goes at its slowest rank's pace, and cores need not be alike: on the 2-core
     test machine one ran the example CNN's step 12-50 % slower than the other, while
-    sgemm ran alike on both (docs/planner.md)."""
+    sgemm ran alike on both."""
 
     TURNS = 5  # each core's pace: the median of this many turns
 
