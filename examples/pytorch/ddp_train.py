@@ -11,6 +11,11 @@ MASTER_ADDR / MASTER_PORT, or HOSTCCL_ROOT_ADDR=host:port):
 (PYTHONPATH=<build>/python, or source <prefix>/set_env.sh for an installed hostccl.)
 Debian 12's torchrun (torch 1.13 on Python 3.11) crashes at start; mpirun or mp.spawn work instead.
 
+Restartable: --checkpoint FILE resumes from FILE when it exists, and rank 0 saves the model,
+optimizer and step there every --checkpoint-every steps; the data of a step depends on the step
+alone, so a job killed and restarted (torchrun --max-restarts) ends with the parameters of an
+undisturbed run (rank 0 prints their sha256, "parameters digest").
+
 Step times on CPUs swing with glibc's heap and thread pools more than with the backend:
 bench/pytorch/compare.sh runs with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 (docs/performance.md).
@@ -26,6 +31,7 @@ compressor and overlap. DDP is data parallelism only: plan with --tp 1 --pp 1.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import statistics
@@ -199,6 +205,29 @@ def step_once(ddp, model, x, y, world, args):
     return loss
 
 
+def load_checkpoint(path, model, opt):
+    """The step to go on from: the one after the checkpoint's, or 0 without one."""
+    if not path or not os.path.exists(path):
+        return 0
+    saved = torch.load(path)
+    model.load_state_dict(saved["model"])
+    opt.load_state_dict(saved["optimizer"])
+    return saved["step"] + 1
+
+
+def save_checkpoint(path, model, opt, step):
+    """Rank 0's, written beside and renamed: a worker killed mid-write leaves the last one whole."""
+    tmp = path + ".tmp"
+    torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "step": step}, tmp)
+    os.replace(tmp, path)
+
+
+def parameters_digest(model):
+    """sha256 of the parameters' bytes: two runs ended alike when their digests match."""
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    return hashlib.sha256(flat.numpy().tobytes()).hexdigest()
+
+
 def train(rank, world, args):
     torch.set_num_threads(intra_op_threads(world))
     if args.shareable_memory:  # before the model and DDP: its gradient buckets become shareable
@@ -213,8 +242,11 @@ def train(rank, world, args):
     state = register_hook(ddp, args.hook, args.backend)
     opt = torch.optim.SGD(ddp.parameters(), lr=args.lr, momentum=0.9)
     data = make_data(rank, args.batch, 8)
+    first = load_checkpoint(args.checkpoint, model, opt)
+    if rank == 0 and first > 0:
+        print("resumed from %s at step %d" % (args.checkpoint, first), flush=True)
     times = []
-    for step in range(args.steps):
+    for step in range(first, args.steps):
         x, y = data[step % len(data)]
         start = time.perf_counter()
         opt.zero_grad()
@@ -224,11 +256,15 @@ def train(rank, world, args):
         times.append(time.perf_counter() - start)
         if rank == 0 and (step % args.print_every == 0 or step == args.steps - 1):
             print("step %4d  loss %.4f  step %.1f ms" % (step, loss, times[-1] * 1e3), flush=True)
+        if args.checkpoint and rank == 0 and (step + 1) % args.checkpoint_every == 0:
+            save_checkpoint(args.checkpoint, model, opt, step)
     # Every rank must hold the same model: a broken reduction would show here.
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
     check = flat.clone()
     dist.broadcast(check, src=0)
     same = bool(torch.equal(check, flat)) or args.no_sync
+    if not times:
+        raise SystemExit("--steps %d: the checkpoint %s is at step %d already" % (args.steps, args.checkpoint, first - 1))
     steady = times[min(args.warmup, len(times) - 1):]
     median_step = statistics.median(steady)
     if rank == 0:
@@ -241,6 +277,7 @@ def train(rank, world, args):
               (args.backend, world, args.hook, args.batch, args.micro_batches, args.bucket_mb,
                "on" if args.overlap else "off", torch.get_num_threads(), params, loss, median_step * 1e3,
                statistics.mean(steady) * 1e3, wire), flush=True)
+        print("parameters digest %s" % parameters_digest(model), flush=True)
         predicted = getattr(args, "predicted_ms", None)
         if predicted:  # --plan: the planner's prediction against this run (+: predicted slower)
             measured = median_step * 1e3
@@ -285,6 +322,10 @@ def main():
     parser.add_argument("--micro-batches", type=int, default=1, help="per step, gradients accumulated under no_sync")
     parser.add_argument("--no-overlap", dest="overlap", action="store_false",
                         help="average gradients after backward (flat fp32 buckets) instead of DDP's overlap")
+    parser.add_argument("--checkpoint", metavar="FILE",
+                        help="resume from FILE when it exists; rank 0 saves the model, optimizer and step there every "
+                             "--checkpoint-every steps (a restarted job, e.g. torchrun --max-restarts, goes on from it)")
+    parser.add_argument("--checkpoint-every", type=int, default=10)
     parser.add_argument("--describe-model", metavar="FILE",
                         help="write the CNN as hostccl-plan reads it (one forward pass of --batch) and exit")
     parser.add_argument("--host-sharing", type=int, default=0, metavar="RANKS",

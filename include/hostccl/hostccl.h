@@ -27,6 +27,15 @@ extern HcclResult HostcclCommInitFromEnv(HcclComm *comm);
  * meeting point is set); HCCL_E_NOT_FOUND when no launcher's variables are found. */
 extern HcclResult HostcclGetLauncherRank(uint32_t *rank, uint32_t *size, uint32_t *localRank);
 
+/* The meeting point HostcclCommInitFromEnv would use, as a NUL-terminated host name or
+ * address in `host` (`capacity` bytes) and a port: HOSTCCL_ROOT_ADDR, else MASTER_ADDR
+ * and MASTER_PORT, else under srun the step's first node and the first of
+ * SLURM_STEP_RESV_PORTS or a port derived from SLURM_JOB_ID and SLURM_STEP_ID (two
+ * steps of one job never share it). HCCL_E_NOT_FOUND when there is none
+ * (HostcclCommInitFromEnv then says what to set); HCCL_E_PARA when the host does not
+ * fit in `capacity`. */
+extern HcclResult HostcclGetLauncherMeetingPoint(char *host, uint64_t capacity, uint32_t *port);
+
 /* Describes the communicator for people, as NUL-terminated text in `text` (cut to
  * `capacity` bytes): its hosts (cores and NUMA nodes from hwloc) and their ranks, the
  * link kind between every pair of ranks, and the algorithm chosen per collective and

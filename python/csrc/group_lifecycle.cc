@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,7 +25,10 @@ namespace {
 std::unique_ptr<hostccl::Communicator> joinThroughStore(const c10::intrusive_ptr<c10d::Store>& store, int rank,
                                                         int size, std::chrono::milliseconds timeout) {
     TORCH_CHECK(size >= 1 && rank >= 0 && rank < size, "hostccl: rank ", rank, " of ", size, " is not a valid rank");
-    const std::string key = "hostccl/root_info";
+    // torchrun restarts its workers with the store of the attempt before still holding
+    // that attempt's root info: a late reader would join a communicator that is gone.
+    const char* attempt = std::getenv("TORCHELASTIC_RESTART_COUNT");
+    const std::string key = std::string("hostccl/root_info") + (attempt ? std::string("/attempt_") + attempt : "");
     HcclRootInfo root{};
     if (rank == 0) {
         root = hostccl::Communicator::createRootInfo();

@@ -48,6 +48,15 @@ PYBIND11_MODULE(_C, m) {
             return py::make_tuple(rank, size, localRank);
         },
         "(rank, size, local rank) from mpirun / mpiexec / srun / torchrun variables, or None");
+    m.def(
+        "launcher_meeting_point",
+        []() -> py::object {
+            char host[256];
+            uint32_t port = 0;
+            if (HostcclGetLauncherMeetingPoint(host, sizeof host, &port) != HCCL_SUCCESS) return py::none();
+            return py::make_tuple(std::string(host), port);
+        },
+        "(host, port) where a launcher-started job meets (HOSTCCL_ROOT_ADDR, MASTER_*, or srun's step), or None");
     m.def("drain_futures", &hostccl::torch_backend::Completer::drainAll, py::arg("seconds"),
           py::call_guard<py::gil_scoped_release>(),
           "waits until every op's future has completed and its callbacks have returned; False after `seconds`");

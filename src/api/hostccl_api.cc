@@ -59,6 +59,20 @@ HcclResult HostcclGetLauncherRank(uint32_t* rank, uint32_t* size, uint32_t* loca
     return HCCL_SUCCESS;
 }
 
+HcclResult HostcclGetLauncherMeetingPoint(char* host, uint64_t capacity, uint32_t* port) {
+    const char* fn = "HostcclGetLauncherMeetingPoint";
+    if (host == nullptr || port == nullptr) return fail(HCCL_E_PTR, "{}: host or port is NULL", fn);
+    LauncherInfo info;
+    std::string why;
+    if (!detectLauncher(&info, &why)) return HCCL_E_NOT_FOUND;  // HostcclCommInitFromEnv says why
+    if (info.rootHost.size() + 1 > capacity)
+        return fail(HCCL_E_PARA, "{}: the host {} needs {} bytes, capacity is {}", fn, info.rootHost,
+                    info.rootHost.size() + 1, capacity);
+    std::memcpy(host, info.rootHost.c_str(), info.rootHost.size() + 1);
+    *port = info.rootPort;
+    return HCCL_SUCCESS;
+}
+
 HcclResult HostcclCommGetFailure(HcclComm comm, HcclResult* code, int32_t* rank, char* reason, uint64_t capacity) {
     const char* fn = "HostcclCommGetFailure";
     Communicator* c = nullptr;

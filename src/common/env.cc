@@ -50,10 +50,16 @@ const std::vector<Var>& registry() {
         {"SLURM_NTASKS", "", "Slurm (srun): the number of ranks."},
         {"SLURM_LOCALID", "", "Slurm (srun): the rank among this host's ranks."},
         {"SLURM_JOB_ID", "", "Slurm (srun): job id, mixed into the job secret."},
+        {"SLURM_STEP_ID", "", "Slurm (srun): step id; with SLURM_JOB_ID it gives the step's meeting port when HOSTCCL_ROOT_ADDR is unset."},
+        {"SLURM_STEP_NODELIST", "", "Slurm (srun): the step's nodes; the first is the meeting host when HOSTCCL_ROOT_ADDR is unset."},
+        {"SLURM_JOB_NODELIST", "", "Slurm: the job's nodes, used when SLURM_STEP_NODELIST is unset."},
+        {"SLURM_STEP_RESV_PORTS", "", "Slurm (srun --resv-ports): ports reserved for the step; the first is the meeting port."},
+        {"SLURMD_NODENAME", "", "Slurm: this task's node; rank 0 checks it is the step's first node."},
         {"RANK", "", "torchrun: this process's rank."},
         {"WORLD_SIZE", "", "torchrun: the number of ranks."},
         {"LOCAL_RANK", "", "torchrun: the rank among this host's ranks."},
         {"TORCHELASTIC_RUN_ID", "", "torchrun: run id, mixed into the job secret."},
+        {"TORCHELASTIC_USE_AGENT_STORE", "", "torchrun: True when its agent serves a store on MASTER_PORT; a program's ranks then meet on MASTER_PORT + 1."},
         // Host runtime shim.
         {"HOSTCCL_DEVICE_COUNT", "8", "Number of logical devices aclrtGetDeviceCount reports."},
         // Topology and transports.

@@ -155,7 +155,11 @@ HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
         bootstrap::RendezvousSpec spec{"", info.rootPort, secret, id};
         uint16_t bound = 0;
         if (!bootstrap::startRendezvousServer(spec, &bound, &why))
-            return fail(HCCL_E_TCP_CONNECT, "HostcclCommInitFromEnv: rank 0 cannot listen on port {}: {}", info.rootPort, why);
+            return fail(HCCL_E_TCP_CONNECT, "HostcclCommInitFromEnv: rank 0 cannot listen on port {}{}: {}", info.rootPort,
+                        info.rootDerived ? " (derived from SLURM_JOB_ID and SLURM_STEP_ID; set HOSTCCL_ROOT_ADDR=host:port "
+                                           "or run srun --resv-ports)"
+                                         : "",
+                        why);
     }
     if (runtime::currentDevice() < 0) runtime::setCurrentDevice(static_cast<int32_t>(info.localRank % runtime::deviceCount()));
     CommOptions opts = options;

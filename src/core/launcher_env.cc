@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "common/env.h"
+#include "core/slurm_meeting_point.h"
 
 namespace hostccl {
 
@@ -32,6 +33,20 @@ bool parseU32(const std::string& s, uint32_t* out) {
 
 bool rootAddress(LauncherInfo* info, std::string* why) {
     std::string host, port;
+    const bool fromSlurm = info->launcher == "slurm" && !env::raw("HOSTCCL_ROOT_ADDR") && !env::raw("MASTER_ADDR");
+    if (fromSlurm) {
+        if (!slurmMeetingPoint(&info->rootHost, &info->rootPort, why)) return false;
+        info->rootDerived = true;
+        // Rank 0 serves where the others look: on the step's first node, where Slurm's
+        // block and cyclic distributions put task 0 (an arbitrary one may not).
+        const std::string node = env::getString("SLURMD_NODENAME");
+        if (info->rank == 0 && !node.empty() && node != info->rootHost) {
+            *why = "no meeting point: rank 0 runs on " + node + ", not on the step's first node " + info->rootHost +
+                   " (task distribution?); set HOSTCCL_ROOT_ADDR=host:port";
+            return false;
+        }
+        return true;
+    }
     if (auto addr = env::raw("HOSTCCL_ROOT_ADDR")) {
         size_t colon = addr->rfind(':');
         if (colon == std::string::npos) {
@@ -48,6 +63,15 @@ bool rootAddress(LauncherInfo* info, std::string* why) {
     if (host.empty() || !parseU32(port, &p) || p == 0 || p > 65535) {
         *why = "no meeting point: set HOSTCCL_ROOT_ADDR=host:port (or MASTER_ADDR and MASTER_PORT)";
         return false;
+    }
+    // torchrun's agent serves its own store on MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE):
+    // the job meets on the next port.
+    if (!env::raw("HOSTCCL_ROOT_ADDR") && env::getString("TORCHELASTIC_USE_AGENT_STORE") == "True") {
+        if (p == 65535) {
+            *why = "no meeting point: MASTER_PORT 65535 is torchrun's store and has no next port; set HOSTCCL_ROOT_ADDR";
+            return false;
+        }
+        ++p;
     }
     info->rootHost = host;
     info->rootPort = static_cast<uint16_t>(p);

@@ -42,14 +42,35 @@ for r in 0 1; do
 done
 wait && grep -q "0 OK" /tmp/hostccl-master-$$-0 && echo "MASTER_ADDR/MASTER_PORT: ok" || { echo "MASTER_ADDR/MASTER_PORT: FAILED"; cat /tmp/hostccl-master-$$-*; status=1; }
 rm -f /tmp/hostccl-master-$$-*
+# srun without a meeting point set: the step's first node, on the port derived from the
+# job and step ids (core/slurm_meeting_point.h).
+job=$((100000 + RANDOM))
+for r in 0 1; do
+    env -u MASTER_ADDR -u MASTER_PORT -u HOSTCCL_ROOT_ADDR SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r \
+        SLURM_JOB_ID=$job SLURM_STEP_ID=0 SLURM_STEP_NODELIST="localhost,other[1-3]" SLURMD_NODENAME=localhost \
+        timeout 120 "$tool" -b 8 -e 1K -f 8 -n 2 -w 1 >/tmp/hostccl-slurm-$$-$r 2>&1 &
+done
+wait && grep -q "0 OK" /tmp/hostccl-slurm-$$-0 && echo "Slurm step's own meeting point: ok" ||
+    { echo "Slurm step's own meeting point: FAILED"; cat /tmp/hostccl-slurm-$$-*; status=1; }
+rm -f /tmp/hostccl-slurm-$$-*
+# refused <name> <pattern> <env assignments...>: rank 0 alone with these variables (and no
+# meeting point set) must fail at once, its output matching the pattern.
+refused() {
+    local name=$1 pattern=$2 out rc
+    shift 2
+    out=$(env -u MASTER_ADDR -u MASTER_PORT -u HOSTCCL_ROOT_ADDR "$@" timeout 60 "$tool" -b 8 -e 8 -n 1 -w 0 2>&1)
+    rc=$?
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "$pattern" <<<"$out"; then
+        echo "$name: ok"
+    else
+        echo "$name: FAILED (exit $rc)"; echo "$out"; status=1
+    fi
+}
+# Rank 0 placed off the step's first node: it fails at once, naming the variable to set.
+refused "Slurm rank 0 off the first node" "not on the step's first node localhost.*HOSTCCL_ROOT_ADDR" \
+    SLURM_PROCID=0 SLURM_NTASKS=2 SLURM_JOB_ID=$job SLURM_STEP_ID=1 SLURM_STEP_NODELIST="localhost,other[1-3]" \
+    SLURMD_NODENAME=other2
 # A launcher's variables without a meeting point: the process fails, naming what to
 # set, instead of running a job of its own.
-out=$(env -u MASTER_ADDR -u MASTER_PORT -u HOSTCCL_ROOT_ADDR OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2 \
-    timeout 60 "$tool" -b 8 -e 8 -n 1 -w 0 2>&1)
-rc=$?
-if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "no meeting point" <<<"$out"; then
-    echo "no meeting point: ok"
-else
-    echo "no meeting point: FAILED (exit $rc)"; echo "$out"; status=1
-fi
+refused "no meeting point" "no meeting point" OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=2
 exit $status

@@ -35,11 +35,16 @@ if command -v mpiexec.mpich >/dev/null; then
 else
     echo "MPICH mpiexec: skipped (not installed; scripts/setup-deps.sh installs it)"
 fi
-slurm() {  # two processes with the variables srun gives its tasks
-    local p=$1 pids=() rc=0
+slurm() {  # two processes with the variables srun gives its tasks; a port, or "step": srun's own meeting point
+    local p=$1 pids=() rc=0 meet
     shift
     for r in 0 1; do
-        env SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r SLURM_JOB_ID=77 HOSTCCL_ROOT_ADDR=127.0.0.1:$p \
+        if [ "$p" = step ]; then  # the step's first node, the port from the job and step ids
+            meet="SLURM_JOB_ID=$job SLURM_STEP_ID=0 SLURM_STEP_NODELIST=localhost SLURMD_NODENAME=localhost"
+        else
+            meet="SLURM_JOB_ID=77 HOSTCCL_ROOT_ADDR=127.0.0.1:$p"
+        fi
+        env -u MASTER_ADDR -u MASTER_PORT -u HOSTCCL_ROOT_ADDR SLURM_PROCID=$r SLURM_NTASKS=2 SLURM_LOCALID=$r $meet \
             timeout 300 "$python" "$script" "$@" > /tmp/hostccl-ddp-slurm-$$-$r 2>&1 &
         pids+=($!)
     done
@@ -49,6 +54,8 @@ slurm() {  # two processes with the variables srun gives its tasks
     return $rc
 }
 check "Slurm's variables" slurm "$(port)" --hook sign "${args[@]}"
+job=$((100000 + RANDOM))
+check "Slurm's variables, no meeting point set" slurm step "${args[@]}"
 
 # A rank bound to one core (as mpirun --bind-to core or srun --cpu-bind leave it) runs one
 # intra-op thread there, however many cores the host has.

@@ -12,7 +12,8 @@ turns that off).
 Started by mpirun, mpiexec or srun, env:// finds its RANK, WORLD_SIZE and LOCAL_RANK:
 importing this module fills them from the launcher's variables (Open MPI's
 OMPI_COMM_WORLD_*, MPICH's PMI_*, Slurm's SLURM_*) where they are not set, and
-MASTER_ADDR / MASTER_PORT from HOSTCCL_ROOT_ADDR=host:port where that is set.
+MASTER_ADDR / MASTER_PORT from HOSTCCL_ROOT_ADDR=host:port where that is set, or
+under srun from the step itself (its first node and port: docs/launchers.md).
 """
 
 import atexit
@@ -38,7 +39,7 @@ if _release(torch.__version__) != _release(_BUILT_FOR):
 import torch.distributed as dist  # noqa: E402 (after the version check)
 
 from .. import _C  # noqa: E402
-from .._C import ProcessGroupHostccl, launcher_rank  # noqa: E402
+from .._C import ProcessGroupHostccl, launcher_meeting_point, launcher_rank  # noqa: E402
 from . import _groups  # noqa: E402
 
 __all__ = [
@@ -122,10 +123,10 @@ def _adopt_launcher_env():
         env.setdefault("RANK", str(rank))
         env.setdefault("WORLD_SIZE", str(size))
         env.setdefault("LOCAL_RANK", str(local_rank))
-    root = env.get("HOSTCCL_ROOT_ADDR", "")
-    if ":" in root and "MASTER_ADDR" not in env and "MASTER_PORT" not in env:
-        host, port = root.rsplit(":", 1)
-        env["MASTER_ADDR"], env["MASTER_PORT"] = host, port
+    if "MASTER_ADDR" not in env and "MASTER_PORT" not in env:
+        point = launcher_meeting_point()  # HOSTCCL_ROOT_ADDR, or under srun the step's own
+        if point is not None:
+            env["MASTER_ADDR"], env["MASTER_PORT"] = point[0], str(point[1])
 
 
 def _register():
