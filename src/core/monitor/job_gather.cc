@@ -38,7 +38,7 @@ json viewFromAnswers(const CommSnapshot& s, const std::vector<json>& answers) {
     for (uint32_t r = 0; r < ranks.size(); ++r) {
         ranks[r].rank = r;
         ranks[r].who = whoIs(peers[r]);
-        ranks[r].endpoint = peers[r].metricsPort != 0 ? fmt::format("{}:{}", peers[r].ip, peers[r].metricsPort) : "";
+        if (peers[r].metricsPort != 0) ranks[r].endpoint = net::Endpoint{peers[r].ip, peers[r].metricsPort}.str();
     }
     json findings = json::array();
     for (const json& answer : answers) {
