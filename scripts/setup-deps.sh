@@ -19,6 +19,7 @@ packages=(
   qemu-system-x86 debootstrap      # the RDMA suite's soft-RoCE guest (tests/rdma/run.sh)
   openmpi-bin libopenmpi-dev       # mpirun-started tests (launcher env, HCCL-Test-style programs)
   mpich libmpich-dev               # the same under MPICH's mpiexec.mpich (Hydra)
+  slurm-wlm munge                  # a real Slurm on namespace hosts (tests/launchers/slurm_cluster.sh)
   chromium chromium-driver python3-selenium  # browser tests: the monitoring dashboard, the planner report
   python3-dev pybind11-dev python3-torch libtorch-dev python3-pytest python3-venv python3-pip python3-setuptools  # the PyTorch backend (python/; pip install ./python)
 )

@@ -82,4 +82,10 @@ HcclResult failAt(HcclResult code, const ErrorSite& site, const std::string& rea
     return code;
 }
 
+HcclResult failAgain(HcclResult code, const ErrorSite& site, const std::string& reason) {
+    lastReason = reason;
+    log::debug("{}: {} ({})", describe(site), reason, resultName(code));
+    return code;
+}
+
 }  // namespace hostccl

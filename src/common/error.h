@@ -27,6 +27,10 @@ std::string describe(const ErrorSite& site);
 
 // Logs "<site>: <reason> (<code name>)" at error level and returns `code`.
 HcclResult failAt(HcclResult code, const ErrorSite& site, const std::string& reason);
+// The same for a failure the log already holds (every call refused after a communicator
+// failed): the reason is kept for the caller, the log gets it at debug level only, so
+// thousands of queued ops do not bury the first report.
+HcclResult failAgain(HcclResult code, const ErrorSite& site, const std::string& reason);
 // The reason of this thread's latest failAt (what a caller passes on to the peers).
 const std::string& lastFailureReason();
 

@@ -249,8 +249,10 @@ HcclResult Communicator::refuseIfFailed(const char* op) const {
     CommFailure::Record prior = failure_.record();
     ErrorSite s = site(op);
     s.peer = prior.culprit;
-    return fail(prior.code, s, "communicator failed earlier: {}; destroy it, or shrink it to the ranks still alive",
-                prior.text);
+    std::string reason = fmt::format("communicator failed earlier: {}; destroy it, or shrink it to the ranks still alive",
+                                     prior.text);
+    if (refusalLogged_.exchange(true)) return failAgain(prior.code, s, reason);
+    return failAt(prior.code, s, reason + " (later calls refused alike are logged at debug level)");
 }
 
 // The op's error becomes the communicator's failure (if nothing failed before) and

@@ -142,6 +142,7 @@ private:
     std::atomic<int64_t> execTimeoutSec_;  // read as each op starts: settable while ops run
     uint64_t collSeq_ = 0;
     CommFailure failure_;  // before health_: the session raises on it
+    mutable std::atomic<bool> refusalLogged_{false};  // the first call refused after failure_ is logged as an error
     std::unique_ptr<health::HealthSession> health_;
     std::atomic<uint64_t> shrinks_{0};
     // Ops in flight = enqueued - finished. Two counters on their own cache lines, the
