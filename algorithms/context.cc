@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "common/datatype.h"
-#include "core/trace.h"
+#include "common/trace/trace.h"
 #include "transports/failed_link.h"
 #include "transports/progress.h"
 

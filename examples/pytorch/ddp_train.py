@@ -302,7 +302,9 @@ def finish(args):
     dist.destroy_process_group()
 
 
-def main():
+def parse_args(argv=None):
+    """The command line's options (argv: a list, or sys.argv's when None); also what
+    ray_train.py hands each Ray worker."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", default="hostccl", help="hostccl (or hccl, the same), or gloo")
     parser.add_argument("--hook", default="none", help="none, fp16, bf16, powersgd, topk[:ratio], sign")
@@ -333,7 +335,11 @@ def main():
                              "this host (hostccl-plan uses it for hosts of as many ranks)")
     parser.add_argument("--plan", metavar="FILE[:N]",
                         help="train with plan N of hostccl-plan's plan file: batch, micro-batches, buckets, hook, overlap")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main():
+    args = parse_args()
     if args.describe_model:
         x, y = make_data(0, args.batch, 1)[0]
         spec = hostccl.planner.describe_module(SmallCNN(args.width), x, name="ddp_train SmallCNN",

@@ -31,7 +31,7 @@
 #include "core/monitor/comm_metrics.h"
 #include "core/monitor/snapshot.h"
 #include "core/net/handshake.h"
-#include "core/trace.h"
+#include "common/trace/trace.h"
 #include "transports/link.h"
 
 namespace hostccl {

@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "core/bootstrap/peer_info.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "transports/link.h"
 
 namespace hostccl {

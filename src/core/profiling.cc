@@ -12,7 +12,7 @@
 
 #include "common/log.h"
 #include "core/communicator.h"
-#include "core/trace.h"
+#include "common/trace/trace.h"
 
 namespace hostccl::profiling {
 

@@ -1,6 +1,6 @@
 // The profiling session behind ACL's aclprof* calls (src/api/profiling_api.cc).
 // While a session runs, every communicator of this process records its operators and
-// transfer steps into a tracer of its own (core/trace.h, the HOSTCCL_TRACE format);
+// transfer steps into a tracer of its own (common/trace/trace.h, the HOSTCCL_TRACE format);
 // stopping writes one file per communicator under the directory aclprofInit named:
 // <dir>/hostccl_prof.<comm>.rank<r>.<session>.json.
 #pragma once

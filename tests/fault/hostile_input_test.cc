@@ -21,7 +21,7 @@
 #include "core/communicator.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "core/net/whitelist.h"
 #include "tests/support/world.h"
 #include "transports/link.h"

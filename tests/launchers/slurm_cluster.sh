@@ -15,6 +15,7 @@
 #   slurm_cluster.sh <build dir> <source dir> <python with torch | none> <its PYTHONPATH tree | none>
 # Needs root, slurm-wlm and munge (scripts/setup-deps.sh); exits 77 with the reason otherwise.
 set -uo pipefail
+same_parameters=$(realpath "$(dirname "$0")/../python/same_parameters.py")
 build=$(realpath "$1") src=$(realpath "$2") py=$3 tree=$4
 [ "$tree" = none ] || tree=$(realpath "$tree")
 [ "$(id -u)" -eq 0 ] || { echo "SKIPPED: needs root for network namespaces and Slurm's daemons"; exit 77; }
@@ -172,15 +173,11 @@ if [ "$py" != none ]; then
             failed "srun DDP example on $backend" "$out"
         fi
     done
-    if compared=$("$py" - "$dir/ddp-hostccl.pt" "$dir/ddp-gloo.pt" <<'PY'
-import sys, torch
-a, b = (torch.load(f)["model"] for f in sys.argv[1:3])
-diff = max((a[k] - b[k]).abs().max().item() for k in a)
-scale = max(a[k].abs().max().item() for k in a)
-print("max difference %.3g, largest parameter %.3g" % (diff, scale))
-sys.exit(0 if diff <= 1e-6 * scale else 1)
-PY
-    ); then echo "DDP example: hostccl's parameters are Gloo's: ok ($compared)"; else failed "DDP parameters against Gloo ($compared)"; fi
+    if compared=$("$py" "$same_parameters" "$dir/ddp-hostccl.pt" "$dir/ddp-gloo.pt" 1e-6); then
+        echo "DDP example: hostccl's parameters are Gloo's: ok ($compared)"
+    else
+        failed "DDP parameters against Gloo ($compared)"
+    fi
 else
     echo "DDP example under srun: skipped (hostccl's PyTorch backend is not built)"
 fi

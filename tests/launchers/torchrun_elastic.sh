@@ -9,6 +9,7 @@
 #   torchrun_elastic.sh <python of a torch 2.x venv> <PYTHONPATH tree for it> <example> <allreduce_perf>
 # Needs root (ip netns); exits 77 with the reason when it cannot run.
 set -uo pipefail
+same_parameters=$(realpath "$(dirname "$0")/../python/same_parameters.py")
 py=$1 tree=$2 example=$3 perf=$4
 torchrun=$(dirname "$py")/torchrun
 [ "$(id -u)" -eq 0 ] || { echo "SKIPPED: needs root for network namespaces"; exit 77; }
@@ -71,7 +72,16 @@ run() {
         victim=$(ip netns pids "${tag}1" | while read -r p; do
             grep -qa -- "--checkpoint" "/proc/$p/cmdline" 2>/dev/null && ! grep -qa torchrun "/proc/$p/cmdline" && echo "$p"
         done | head -1)
-        [ -n "$victim" ] && kill -9 "$victim" && echo "$name: killed worker pid $victim after the first checkpoint"
+        if [ -n "$victim" ] && kill -9 "$victim"; then
+            local killed
+            killed=$(date +%s.%N)
+            echo "$name: killed worker pid $victim after the first checkpoint"
+            # torchrun notices the death, stops the others, starts them all again, and they
+            # meet and load the checkpoint: how long until they train again.
+            for _ in $(seq 1200); do grep -qs "resumed from" "$dir/$name".[01] && break; sleep 0.1; done
+            echo "$name: workers restarted and resumed from the checkpoint $(awk -v s="$killed" -v e="$(date +%s.%N)" \
+                'BEGIN { printf "%.1f s", e - s }') after the kill"
+        fi
     fi
     wait $job
 }
@@ -95,15 +105,7 @@ for name in plain elastic; do
     echo "$name: rank 0 ran on host $(grep -l "parameters digest" "$dir/$name".[01] | sed 's/.*\.//')"
 done
 # The last checkpoint of each run holds its final parameters.
-if compared=$("$py" - "$dir/plain.pt" "$dir/elastic.pt" <<'PY'
-import sys, torch
-a, b = (torch.load(f)["model"] for f in sys.argv[1:3])
-diff = max((a[k] - b[k]).abs().max().item() for k in a)
-scale = max(a[k].abs().max().item() for k in a)
-print("max difference %.3g (largest parameter %.3g)%s" % (diff, scale, ", bit for bit" if diff == 0 else ""))
-sys.exit(0 if diff == 0 else 1)
-PY
-); then
+if compared=$("$py" "$same_parameters" "$dir/plain.pt" "$dir/elastic.pt" 0); then
     echo "restarted job ends with the undisturbed job's parameters: ok ($compared)"
 else
     echo "parameters: FAILED ($compared)"; status=1

@@ -9,7 +9,7 @@
 #include "core/bootstrap/peer_info.h"
 #include "core/bootstrap/root_info.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 using namespace hostccl;
 

@@ -23,7 +23,7 @@
 #include "core/health/notice_broadcast.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::early_notice_test {
 

@@ -18,7 +18,7 @@
 #include "common/error.h"
 #include "core/links/link_table.h"
 #include "core/net/acceptor.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "tests/support/scoped_env.h"
 #include "transports/link.h"
 

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <chrono>
@@ -179,18 +180,34 @@ TEST(Stream, ACallerLeavesAQueueLongerThanItsLimitToTheWorker) {
             });
         return last;
     };
+    auto ranHere = [&] {
+        std::lock_guard<std::mutex> lock(m);
+        return std::count(ranOn.begin(), ranOn.end(), me);
+    };
+    // The worker may take the first of the three before the caller looks, leaving two the
+    // caller may run; the caller never runs more than two, and refuses while three wait.
     stream->letCallersRun(2);
-    for (int i = 0; i < 1000; ++i) EXPECT_FALSE(stream->runHere(queueThree()));
-    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    int refused = 0;
+    for (int i = 0; i < 1000; ++i) {
+        const auto before = ranHere();
+        const bool ran = stream->runHere(queueThree());
+        ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+        const auto here = ranHere() - before;
+        EXPECT_LE(here, 2);
+        if (!ran) {
+            EXPECT_EQ(here, 0);
+        }
+        refused += ran ? 0 : 1;
+    }
     ASSERT_EQ(ranOn.size(), 3000u);
-    for (auto id : ranOn) EXPECT_NE(id, me);
+    EXPECT_GT(refused, 0) << "the caller ran every one of 1000 queues of three with a limit of two";
     stream->letCallersRun(3);
-    bool ranHere = false;
-    for (int i = 0; i < 10000 && !ranHere; ++i) {
-        ranHere = stream->runHere(queueThree());
+    bool ranThree = false;
+    for (int i = 0; i < 10000 && !ranThree; ++i) {
+        ranThree = stream->runHere(queueThree());
         ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
     }
-    EXPECT_TRUE(ranHere) << "the worker took three queued tasks first 10000 times in a row";
+    EXPECT_TRUE(ranThree) << "the worker took three queued tasks first 10000 times in a row";
     EXPECT_EQ(ranOn.back(), me);
 }
 

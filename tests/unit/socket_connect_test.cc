@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "common/deadline.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace {
 

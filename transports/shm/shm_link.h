@@ -8,7 +8,7 @@
 #include <chrono>
 #include <deque>
 
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "transports/queued_link.h"
 #include "transports/shm/peer_memory.h"
 #include "transports/shm/shm_segment.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "common/deadline.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::transport {
 

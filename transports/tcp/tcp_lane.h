@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "transports/link.h"
 
 namespace hostccl::transport {

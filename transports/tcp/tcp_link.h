@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "transports/queued_link.h"
 #include "transports/tcp/tcp_lane.h"
 

@@ -18,7 +18,7 @@
 #include "common/error.h"
 #include "common/siphash.h"
 #include "core/bootstrap/peer_info.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::bootstrap {
 

@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "core/health/health_monitor.h"
 #include "core/net/acceptor.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::health {
 

@@ -22,7 +22,7 @@
 #include "core/health/health_frame.h"
 #include "core/health/notice_broadcast.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::health {
 

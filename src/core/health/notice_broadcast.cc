@@ -10,7 +10,7 @@
 #include "core/health/health_monitor.h"
 #include "core/health/health_session.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::health {
 

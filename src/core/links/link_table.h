@@ -24,7 +24,7 @@
 #include "common/siphash.h"
 #include "core/bootstrap/peer_info.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "transports/link.h"
 
 namespace hostccl {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::monitor {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::monitor {
 

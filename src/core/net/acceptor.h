@@ -19,7 +19,7 @@
 
 #include "common/recent_keys.h"
 #include "core/net/handshake.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::net {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::net {
 

@@ -9,7 +9,7 @@
 
 #include "common/deadline.h"
 #include "common/siphash.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 namespace hostccl::net {
 

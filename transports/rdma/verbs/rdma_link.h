@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "common/deadline.h"
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 #include "transports/queued_link.h"
 #include "transports/rdma/credit_window.h"
 #include "transports/rdma/ring_shape.h"

@@ -1,4 +1,4 @@
-#include "core/trace.h"
+#include "common/trace/trace.h"
 
 #include <fmt/format.h>
 

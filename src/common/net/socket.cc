@@ -1,4 +1,4 @@
-#include "core/net/socket.h"
+#include "common/net/socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
