@@ -162,7 +162,7 @@ int64_t directMinBytes() {
 }
 // Bruck's all-to-all for HcclAlltoAll (the V form with equal blocks): weighed from
 // 16 ranks on, where it sends log2(n) messages instead of n-1. Below that the model
-// favours it at small sizes (the pairwise handshake term) while on this VM it
+// favours it at small sizes (the pairwise handshake term) while on the 2-core test VM it
 // measured no faster than pairwise at 4 ranks up to 4 KiB and slower at 32 KiB
 // (14 vs 8 us); HCCL_ALGO=alltoall=level1:NB forces it at any size.
 bool bruckAlltoAllWeighed(const Context& ctx) { return ctx.args().type == CollType::AlltoAll || ctx.size() >= 16; }
@@ -179,7 +179,7 @@ bool pairwiseAffordable(const Context& ctx) {
 // A later candidate must beat the earlier ones by this margin: the model is a few
 // lines per algorithm and cannot see everything (caches, how TCP interleaves two
 // directions on one socket), and the lists put the most robust choices first. On
-// this VM's sweeps (bench/selector_sweep.sh) differences under 5 % were noise.
+// the 2-core test VM's sweeps (bench/selector_sweep.sh) differences under 5 % were noise.
 constexpr double kMustBeCheaper = 0.95;
 
 // The candidates the model weighs for an operator, most robust first.
@@ -267,7 +267,7 @@ bool nothingToMove(const Context& ctx) {
 // the choice rests on what is (as Open MPI's fixed rules decide all-to-all-v by
 // communicator size alone): pairwise, whose messages are exactly the blocks, unless
 // HOSTCCL_DIRECT_MIN_BYTES=0 asks for direct or pairwise would link every pair of
-// threads beyond the mesh. Measured on this VM (alltoallv_perf, 8 B - 16 MiB): pairwise
+// threads beyond the mesh. Measured on the 2-core test VM (alltoallv_perf, 8 B - 16 MiB): pairwise
 // as fast as direct or faster at 2 and 4 ranks; at 8 crowded ranks 4-5x faster up to
 // 32 KiB, 4x slower at 256 KiB and 1.2-1.4x from 2 MiB (direct skips crowded hand-offs).
 const Algorithm& alltoallOfOwnSizes(const Context& ctx) {

@@ -55,7 +55,7 @@ void measureRound(ProbeHost& host, const Interval& in, double cores, IntervalCos
 // The sync costs: means over rounds (where the scheduler puts the ranks varies from
 // round to round, and a median of rounds still moved 4x between probes); the
 // idle-core compute time: the best round (other load only adds to it); the shared
-// compute: the median round (this VM's host takes its cores for spells at a time,
+// compute: the median round (the 2-core test VM's host takes its cores for spells at a time,
 // and the CPU clocks count that; a mean of rounds read the slowdown 1.87x where
 // probes minutes before read 1.02-1.12x).
 void measureIntervals(ProbeHost& host, double cores, IntervalCost* none, IntervalCost* s, IntervalCost* l) {

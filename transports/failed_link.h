@@ -13,6 +13,7 @@ class FailedLink final : public Link {
 public:
     FailedLink(uint32_t peer, uint64_t commId, HcclResult code, std::string why)
         : Link(peer, commId), code_(code), why_(std::move(why)) {}
+    LinkClass linkClass() const override { return LinkClass::Tcp; }  // as every pair starts
     const char* kind() const override { return "unconnected"; }
     void post(Transfer* t) override {
         t->error = code_;

@@ -17,6 +17,7 @@
 #include "common/reduce.h"
 #include "hccl/hccl_types.h"
 #include "transports/doorbell.h"
+#include "transports/link_class.h"
 #include "transports/shared_region.h"
 
 namespace hostccl::transport {
@@ -110,7 +111,10 @@ public:
     Link(const Link&) = delete;
     Link& operator=(const Link&) = delete;
 
-    virtual const char* kind() const = 0;
+    // What joins the pair (the cost model's class); kind() names it in logs and status,
+    // where links outside the classes (an unconnected one, a simulated one) say so.
+    virtual LinkClass linkClass() const = 0;
+    virtual const char* kind() const { return linkClassName(linkClass()); }
     // Queues a transfer; transfers in one direction complete in posting order.
     virtual void post(Transfer* t) = 0;
     // Advances queued transfers without blocking; true if any byte moved.

@@ -8,15 +8,6 @@
 
 namespace hostccl {
 
-const char* linkClassName(LinkClass c) {
-    switch (c) {
-        case LinkClass::Shm: return "shm";
-        case LinkClass::Tcp: return "tcp";
-        case LinkClass::Rdma: return "rdma";
-    }
-    return "?";
-}
-
 // Typical of a small x86 VM: shared-memory rings at a few GB/s, TCP over a virtual
 // link at about 1 GB/s with tens of microseconds per message.
 CostParams CostParams::defaults() {

@@ -9,11 +9,10 @@
 #include <cstdint>
 #include <string>
 
+#include "transports/link_class.h"
+
 namespace hostccl {
 
-enum class LinkClass : uint8_t { Shm, Tcp, Rdma };
-constexpr size_t kLinkClasses = 3;
-const char* linkClassName(LinkClass c);
 
 struct LinkCost {
     double alpha = 0;      // seconds per message

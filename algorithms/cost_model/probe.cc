@@ -88,10 +88,7 @@ struct Sample {
     static int64_t femtos(double s) { return static_cast<int64_t>(s * 1e15); }
 };
 
-LinkClass classOfLink(const transport::Link* l) {
-    if (std::strcmp(l->kind(), "shm") == 0) return LinkClass::Shm;
-    return std::strcmp(l->kind(), "rdma") == 0 ? LinkClass::Rdma : LinkClass::Tcp;
-}
+LinkClass classOfLink(const transport::Link* l) { return l->linkClass(); }
 
 // `synced`: when the first shift ended, i.e. when this rank's neighbours had finished
 // creating the communicator too (what came before was waiting, not probing).

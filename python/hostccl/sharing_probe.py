@@ -62,7 +62,7 @@ _INTERVALS = (("none", 0, 40, False), ("short", 1, 40, False), ("long", 4, 16, F
 # the group's stream thread and the step waits for its future, and those threads want
 # the crowded cores too. 4 ranks of the example CNN on 2 cores: a step and a blocking
 # allreduce took 5.3-6.6 ms, a DDP step 7.2-7.8 ms, of which DDP's own CPU explains
-# about 1 ms; the DDP plans of session 35's validations were predicted 10-15 % under.
+# about 1 ms; DDP plans timed with the blocking allreduce were predicted 10-15 % under.
 # So for such a model this interval, DDP steps, gives the fixed cost of a sync.
 _DDP_INTERVAL = ("ddp", 40)
 _SYNC_FLOATS = (64 << 10) // 4  # the C++ probe's message: 64 KiB (kSyncProbeBytes)

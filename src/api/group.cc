@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "api/op_queue.h"
 #include "api/validate.h"
 
 namespace hostccl::api::group {

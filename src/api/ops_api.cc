@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "api/group.h"
+#include "api/op_queue.h"
 #include "api/validate.h"
 #include "common/datatype.h"
 #include "common/raw_enum.h"

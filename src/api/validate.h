@@ -24,13 +24,4 @@ HcclResult checkBuffer(const void* buf, uint64_t count, uint64_t blocks, HcclDat
                        const char* fn, const char* name);
 HcclResult checkRank(uint32_t rank, const Communicator& c, const char* fn, const char* name);
 
-// Queues `args` on `stream`; the op runs on the stream's thread, or on a thread that
-// blocks for it (callerRunLimit).
-HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args);
-// How many of a stream's queued tasks a thread about to block for them may run itself
-// (runtime::Stream::letCallersRun), set by each op of `opBytes` queued: any number on a
-// machine with more ranks than cores; else a few for a small op, whose time is mostly
-// the two thread hand-offs a waited-for op costs; else none.
-uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes);
-
 }  // namespace hostccl::api

@@ -3,8 +3,8 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
-#include <cstring>
 #include <set>
 #include <thread>
 
@@ -194,10 +194,10 @@ static void logEnvironmentOnce() {
 
 void Communicator::logInit() const {
     logEnvironmentOnce();
-    int shm = 0, tcp = 0, rdma = 0;
-    links_->forEach([&](transport::Link& l) {
-        (std::strcmp(l.kind(), "shm") == 0 ? shm : std::strcmp(l.kind(), "rdma") == 0 ? rdma : tcp)++;
-    });
+    std::array<int, kLinkClasses> links{};
+    links_->forEach([&](transport::Link& l) { links[size_t(l.linkClass())]++; });
+    const int shm = links[size_t(LinkClass::Shm)], tcp = links[size_t(LinkClass::Tcp)],
+              rdma = links[size_t(LinkClass::Rdma)];
     log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} ({}) "
               "health channels x{} connect-timeout {}s exec-timeout {}s expansion host{}",
               kLibraryVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,

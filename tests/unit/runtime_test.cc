@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "api/validate.h"
+#include "api/op_queue.h"
 #include "runtime/memory.h"
 #include "runtime/stream.h"
 

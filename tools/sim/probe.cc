@@ -26,7 +26,7 @@ Platform fromCommunicator(const Communicator& c) {
         }
     bool rdma = false;
     for (uint32_t r = 0; r < c.size(); ++r)
-        if (const transport::Link* l = c.view().links->existing(r)) rdma = rdma || std::string(l->kind()) == "rdma";
+        if (const transport::Link* l = c.view().links->existing(r)) rdma = rdma || l->linkClass() == LinkClass::Rdma;
     const CostParams& p = modelOf(*c.view().costs).params();
     return fromCostParams(p, c.view().nodes, onFirst, cores, rdma ? LinkClass::Rdma : LinkClass::Tcp);
 }

@@ -23,7 +23,7 @@ public:
     ShmLink(uint32_t peer, uint64_t commId, shm::Mapping mapping, int outbound, net::Fd control, std::string peerHost,
             uint32_t peerPid);
     ~ShmLink() override { withdrawDirectSends(); }
-    const char* kind() const override { return "shm"; }
+    LinkClass linkClass() const override { return LinkClass::Shm; }
     bool progress() override;
     int pollFd() const override { return -1; }  // data arrives in memory, not on a socket
     short pollEvents() const override { return 0; }

@@ -15,6 +15,7 @@ class Simulation;
 class SimLink final : public transport::Link {
 public:
     SimLink(Simulation& sim, uint32_t rank, uint32_t peer) : Link(peer, 1), sim_(sim), rank_(rank) {}
+    LinkClass linkClass() const override { return LinkClass::Tcp; }  // the platform prices it, not the class
     const char* kind() const override { return "sim"; }
     void post(transport::Transfer* t) override;
     bool progress() override { return false; }

@@ -21,7 +21,7 @@ public:
     // `fds`: the connected sockets, lane 0 first (at least one); both ends must
     // list them in the same order.
     TcpLink(uint32_t peer, uint64_t commId, std::vector<net::Fd> fds, const std::string& peerHost);
-    const char* kind() const override { return "tcp"; }
+    LinkClass linkClass() const override { return LinkClass::Tcp; }
     bool progress() override;
     int pollFd() const override { return lanes_.front().fd(); }
     short pollEvents() const override { return eventsOf(lanes_.front()); }

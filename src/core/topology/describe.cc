@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "algorithms/selector.h"
 #include "common/env.h"
@@ -42,7 +41,7 @@ std::string hostsSection(const Communicator& c) {
 // yet (links open on first use) and other rows follow the rule the link factory
 // applies without RDMA (shared memory within a host unless HOSTCCL_TRANSPORT=tcp):
 // whether another pair has RDMA devices is known only to that pair.
-char linkLetter(const char* kind) { return std::strcmp(kind, "shm") == 0 ? 's' : std::strcmp(kind, "rdma") == 0 ? 'r' : 't'; }
+char linkLetter(LinkClass c) { return c == LinkClass::Shm ? 's' : c == LinkClass::Rdma ? 'r' : 't'; }
 
 std::string linksSection(const Communicator& c) {
     const bool tcpOnly = env::getString("HOSTCCL_TRANSPORT") == "tcp";
@@ -57,7 +56,7 @@ std::string linksSection(const Communicator& c) {
             const transport::Link* mine = a == c.rank() && b != a ? c.view().links->existing(b) : nullptr;
             connected += mine != nullptr ? 1 : 0;
             char kind = a == b ? '.' : !tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? 's' : 't';
-            if (mine != nullptr) kind = linkLetter(mine->kind());
+            if (mine != nullptr) kind = linkLetter(mine->linkClass());
             rows += fmt::format(" {}", kind);
         }
         rows += "\n";

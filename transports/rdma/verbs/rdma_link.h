@@ -57,7 +57,7 @@ public:
                                              std::string* why);
     ~RdmaLink() override;
 
-    const char* kind() const override { return "rdma"; }
+    LinkClass linkClass() const override { return LinkClass::Rdma; }
     // The first arrived slot's header (progress() gathers what arrived).
     bool unclaimedHeader(WireHeader* h) const override;
     bool progress() override;

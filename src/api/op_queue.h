@@ -1,0 +1,23 @@
+// Collectives queued on a stream: the records of pending ops (pooled, so that no op
+// allocates on one thread and frees on another) and how many of a stream's tasks a
+// waiting caller may run itself.
+#pragma once
+
+#include <cstdint>
+
+#include "algorithms/coll_args.h"
+#include "core/communicator.h"
+#include "runtime/stream.h"
+
+namespace hostccl::api {
+
+// Queues `args` on `stream`; the op runs on the stream's thread, or on a thread that
+// blocks for it (callerRunLimit).
+HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args);
+// How many of a stream's queued tasks a thread about to block for them may run itself
+// (runtime::Stream::letCallersRun), set by each op of `opBytes` queued: any number on a
+// machine with more ranks than cores; else a few for a small op, whose time is mostly
+// the two thread hand-offs a waited-for op costs; else none.
+uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes);
+
+}  // namespace hostccl::api
