@@ -6,8 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "tools/sim/collective_runner.h"
-#include "transports/sim/simulation.h"
+#include "sim/collective_runner.h"
+#include "sim/simulation.h"
 
 namespace hostccl::plan {
 

@@ -11,7 +11,7 @@
 
 #include "common/coll_type.h"
 #include "planner/group_layout.h"
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 namespace hostccl::sim {
 class Simulation;

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 namespace hostccl::plan {
 

@@ -12,7 +12,7 @@
 #include "planner/compute_rate.h"
 #include "planner/gemm_timer.h"
 #include "planner/model_spec.h"
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 namespace hostccl::plan {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <array>
 
-#include "tools/sim/report.h"
+#include "sim/report.h"
 
 namespace hostccl::plan {
 

@@ -12,7 +12,7 @@ packages=(
   libbenchmark-dev                 # micro-benchmarks
   libcli11-dev                     # command lines of the tools
   libopenblas-dev                  # GEMMs of the fused compute-communication ops
-  libboost-context-dev             # the simulator's ranks as fibers (tools/sim, transports/sim)
+  libboost-context-dev             # the simulator's ranks as fibers (sim/)
   iproute2                         # network-namespace tests
   clang libclang-rt-dev            # sanitizer builds and libFuzzer targets (scripts/sanitize.sh)
   libibverbs-dev                   # the RDMA (RoCE) transport

@@ -52,7 +52,7 @@ HcclResult endedByFailure(const CommFailure& failure, ErrorSite site);
 HcclResult failWith(CommFailure* failure, HcclResult code, ErrorSite site, std::string text);
 
 // What drives the transfers when it is not the waiting thread polling its links:
-// the simulator (transports/sim/), whose links move on a virtual clock, suspends
+// the simulator (sim/), whose links move on a virtual clock, suspends
 // the waiting rank until its transfers complete there.
 class Driver {
 public:

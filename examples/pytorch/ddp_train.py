@@ -7,7 +7,7 @@ Under a launcher (env://: rank and size come from the launcher's variables, whic
 MASTER_ADDR / MASTER_PORT, or HOSTCCL_ROOT_ADDR=host:port):
     mpirun -np 4 -x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=29500 /usr/bin/python3 examples/pytorch/ddp_train.py
     mpiexec.mpich -n 4 -genv HOSTCCL_ROOT_ADDR 127.0.0.1:29500 /usr/bin/python3 examples/pytorch/ddp_train.py
-    srun -n 4 --export=ALL,MASTER_ADDR=node0,MASTER_PORT=29500 /usr/bin/python3 examples/pytorch/ddp_train.py
+    srun -N 2 --ntasks-per-node 2 /usr/bin/python3 examples/pytorch/ddp_train.py   (meets on the step's first node)
 (PYTHONPATH=<build>/python, or source <prefix>/set_env.sh for an installed hostccl.)
 Debian 12's torchrun (torch 1.13 on Python 3.11) crashes at start; mpirun or mp.spawn work instead.
 

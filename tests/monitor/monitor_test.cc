@@ -242,10 +242,13 @@ TEST(Monitor, AHealthyJobReportsNothingAndCountsEveryOp) {
     EXPECT_NE(status.find("nothing found"), std::string::npos) << status;
     expectAllExitZero(job.finish());
     unsetenv("HOSTCCL_METRICS_FILE");
-    // Each process rewrites its file until it exits: remove them all once they have.
+    // Each process rewrites its file until it exits: remove them all once they have, with
+    // the file a process was writing beside it when it exited.
     for (const auto& [rank, s] : st) {
         std::string done = file;
-        std::remove(done.replace(done.find("%p"), 2, std::to_string(s["pid"].get<int>())).c_str());
+        done.replace(done.find("%p"), 2, std::to_string(s["pid"].get<int>()));
+        std::remove(done.c_str());
+        std::remove((done + ".tmp").c_str());
     }
 }
 
@@ -330,8 +333,21 @@ TEST(Monitor, TheStatusToolAsksAnotherProcessOfTheJobWhenTheAskedOneIsStopped) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ASSERT_EQ(std::count(b.begin(), b.end(), 0), 0) << "the second job's endpoints never answered";
-    const json firstId = json::parse(get(a0, "/status.json"))["communicators"][0]["comm_id"];
-    const json secondId = json::parse(get(b[0], "/status.json"))["communicators"][0]["comm_id"];
+    // An endpoint answers before its communicator is made: every rank must have one before a
+    // rank is stopped (a rank stopped in init keeps the others from finishing theirs).
+    auto commIdAt = [](uint16_t port, double within) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(within);
+        for (;;) {
+            const json status = json::parse(get(port, "/status.json"), nullptr, false);
+            if (status.is_object() && !status.value("communicators", json::array()).empty())
+                return status["communicators"][0].value("comm_id", std::string());
+            if (std::chrono::steady_clock::now() > until) return std::string();
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    };
+    const std::string firstId = commIdAt(a0, 30), secondId = commIdAt(b[0], 30);
+    ASSERT_FALSE(firstId.empty() || secondId.empty()) << "a job's communicator was not made within 30 s";
+    for (uint16_t port : b) ASSERT_EQ(commIdAt(port, 30), secondId) << "port " << port;
     // The second job's lowest port is asked: the first job's endpoints are the nearest
     // below it; the next of the second job's answers instead.
     std::vector<uint16_t> sorted = b;
@@ -348,8 +364,8 @@ TEST(Monitor, TheStatusToolAsksAnotherProcessOfTheJobWhenTheAskedOneIsStopped) {
                         std::to_string(other) + ", a process of its job, instead"),
               std::string::npos)
         << text;
-    EXPECT_NE(text.find("(id " + secondId.get<std::string>()), std::string::npos) << text;
-    EXPECT_EQ(text.find(firstId.get<std::string>()), std::string::npos) << "the other job answered: " << text;
+    EXPECT_NE(text.find("(id " + secondId), std::string::npos) << text;
+    EXPECT_EQ(text.find(firstId), std::string::npos) << "the other job answered: " << text;
     EXPECT_NE(text.find("not answering: rank " + std::to_string(askedRank) + " ("), std::string::npos) << text;
     second.finish();
     expectAllExitZero(first.finish());

@@ -1,4 +1,4 @@
-// hostccl's real algorithms on the simulator (transports/sim/, tools/sim/): every
+// hostccl's real algorithms on the simulator (sim/): every
 // collective with every candidate the selector weighs gives exact results on
 // layouts with one host, uneven hosts and powers of two; every collective is exact
 // at 1024 and 4096 simulated ranks with the selector's pick; runs are deterministic;
@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "tools/sim/collective_runner.h"
+#include "sim/collective_runner.h"
 
 using namespace hostccl;
 using namespace hostccl::sim;

@@ -1,14 +1,14 @@
-// The simulated platform's timing model (transports/sim/network.h) and platform
+// The simulated platform's timing model (sim/network.h) and platform
 // files (platform.h): exact virtual times for messages and work, sharing of NICs,
 // uplinks and cores, and refusal of bad platform files naming the field.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "transports/sim/calendar.h"
-#include "transports/sim/network.h"
-#include "tools/sim/probe.h"
-#include "transports/sim/platform.h"
+#include "sim/calendar.h"
+#include "sim/network.h"
+#include "sim/probe.h"
+#include "sim/platform.h"
 
 using namespace hostccl;
 using namespace hostccl::sim;

@@ -23,7 +23,7 @@
 #include "planner/plan_report.h"
 #include "planner/scale_out.h"
 #include "tools/sim/cli_options.h"
-#include "tools/sim/platform_options.h"
+#include "sim/platform_options.h"
 
 using namespace hostccl;
 using namespace hostccl::plan;

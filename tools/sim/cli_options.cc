@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "tools/sim/collective_runner.h"
+#include "sim/collective_runner.h"
 
 namespace hostccl::sim {
 

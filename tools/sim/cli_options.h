@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/coll_type.h"
-#include "tools/sim/platform_options.h"
-#include "transports/sim/platform.h"
+#include "sim/platform_options.h"
+#include "sim/platform.h"
 
 namespace hostccl::sim {
 

@@ -12,8 +12,8 @@
 
 #include "hostccl/hostccl.h"
 #include "tools/sim/cli_options.h"
-#include "tools/sim/probe.h"
-#include "tools/sim/report.h"
+#include "sim/probe.h"
+#include "sim/report.h"
 
 using namespace hostccl;
 using namespace hostccl::sim;

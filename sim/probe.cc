@@ -1,4 +1,4 @@
-#include "tools/sim/probe.h"
+#include "sim/probe.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "core/communicator.h"
 #include "hccl/hccl.h"
 #include "hostccl/hostccl.h"
-#include "tools/sim/bulk_probe.h"
+#include "sim/bulk_probe.h"
 
 namespace hostccl::sim {
 

@@ -1,4 +1,4 @@
-#include "tools/sim/collective_runner.h"
+#include "sim/collective_runner.h"
 
 #include <fmt/format.h>
 

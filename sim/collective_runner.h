@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/coll_type.h"
-#include "transports/sim/simulation.h"
+#include "sim/simulation.h"
 
 namespace hostccl::sim {
 

@@ -1,6 +1,6 @@
-#include "transports/sim/sim_link.h"
+#include "sim/sim_link.h"
 
-#include "transports/sim/simulation.h"
+#include "sim/simulation.h"
 
 namespace hostccl::sim {
 

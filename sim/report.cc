@@ -1,4 +1,4 @@
-#include "tools/sim/report.h"
+#include "sim/report.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "transports/sim/network.h"
+#include "sim/network.h"
 
 #include <algorithm>
 #include <cstdint>

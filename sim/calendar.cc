@@ -1,4 +1,4 @@
-#include "transports/sim/calendar.h"
+#include "sim/calendar.h"
 
 #include <algorithm>
 #include <iterator>

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "hccl/hccl_types.h"
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 namespace hostccl::sim {
 

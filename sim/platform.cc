@@ -1,4 +1,4 @@
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "tools/sim/platform_options.h"
+#include "sim/platform_options.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "hostccl/hostccl.h"
-#include "tools/sim/probe.h"
+#include "sim/probe.h"
 
 namespace hostccl::sim {
 

@@ -1,4 +1,4 @@
-#include "tools/sim/bulk_probe.h"
+#include "sim/bulk_probe.h"
 
 #include <fmt/format.h>
 #include <time.h>

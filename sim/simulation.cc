@@ -1,11 +1,11 @@
-#include "transports/sim/simulation.h"
+#include "sim/simulation.h"
 
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "algorithms/selector.h"
-#include "transports/sim/sim_link.h"
+#include "sim/sim_link.h"
 
 namespace hostccl::sim {
 

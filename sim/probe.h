@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 namespace hostccl::sim {
 

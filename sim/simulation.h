@@ -20,8 +20,8 @@
 #include "algorithms/context.h"
 #include "common/comm_failure.h"
 #include "transports/progress.h"
-#include "transports/sim/fiber.h"
-#include "transports/sim/network.h"
+#include "sim/fiber.h"
+#include "sim/network.h"
 
 namespace hostccl::sim {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/sim/collective_runner.h"
+#include "sim/collective_runner.h"
 
 namespace hostccl::sim {
 

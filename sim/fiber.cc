@@ -1,4 +1,4 @@
-#include "transports/sim/fiber.h"
+#include "sim/fiber.h"
 
 #include <boost/context/protected_fixedsize_stack.hpp>
 

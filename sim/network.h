@@ -15,8 +15,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "transports/sim/calendar.h"
-#include "transports/sim/platform.h"
+#include "sim/calendar.h"
+#include "sim/platform.h"
 
 namespace hostccl::sim {
 

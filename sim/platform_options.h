@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-#include "transports/sim/platform.h"
+#include "sim/platform.h"
 
 namespace hostccl::sim {
 
