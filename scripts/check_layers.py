@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = [
     ("public headers", "HCCL's and ACL's C API, hostccl's C and C++ API", ["include"]),
     ("common and runtime", "errors, logging, env registry, reductions, sockets, traces; ACL streams, events, memory",
-     ["src/common", "src/runtime"]),
+     ["common", "runtime"]),
     ("transports", "links: shared memory, TCP, RDMA verbs", ["transports"]),
     ("algorithms", "collectives over links, the selector and cost model", ["algorithms"]),
     ("core", "communicators, bootstrap, topology, health, monitoring", ["src/core"]),
@@ -61,7 +61,7 @@ def resolve(including, name):
 
 
 def product_files():
-    for top in ["include", "src", "transports", "algorithms", "training", "python/csrc", "sim", "planner", "tools"]:
+    for top in ["include", "common", "runtime", "src", "transports", "algorithms", "training", "python/csrc", "sim", "planner", "tools"]:
         for folder, _, files in os.walk(os.path.join(ROOT, top)):
             for f in files:
                 if f.endswith(SOURCES):
