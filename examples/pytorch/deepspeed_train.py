@@ -70,6 +70,12 @@ def main():
               (dist.get_backend(), args.zero_stage, world, loss.item(), parameters_digest(engine.module)), flush=True)
         if args.checkpoint:
             torch.save({"model": engine.module.state_dict()}, args.checkpoint)
+    dist.barrier()  # every rank leaves once rank 0 has saved
+    if args.backend == "gloo":
+        # torch 2.15's ProcessGroupGloo aborted one rank (SIGABRT) at exit while the others
+        # tore down theirs: leave without its destructors, as ddp_train.py does for Gloo.
+        sys.stdout.flush()
+        os._exit(0)
     dist.destroy_process_group()
 
 

@@ -83,7 +83,14 @@ std::string failureText(const std::weak_ptr<hostccl::Communicator>& comm, int ra
 c10::intrusive_ptr<c10d::Work> ProcessGroupHostccl::enqueue(
     c10d::OpType type, const char* name, std::vector<at::Tensor> outputs,
     const std::function<hostccl::Work(hostccl::Communicator&)>& launch, std::function<void()> after) {
-    hostccl::Work op = launch(live());
+    hostccl::Work op;
+    try {
+        op = launch(live());
+    } catch (const hostccl::Error& e) {
+        // Refused at once (the communicator had failed already, or a bad argument): told
+        // in the words of a failure seen while waiting, naming the rank to blame.
+        TORCH_CHECK(false, failureText(comm_, rank_, name, e));
+    }
     issued_.fetch_add(1);
     auto work = c10::make_intrusive<HostcclWork>(rank_, type, name, std::move(op), std::move(outputs), std::move(after),
                                                  failureTextFor(name), completer_);

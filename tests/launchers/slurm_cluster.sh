@@ -12,12 +12,13 @@
 #   - scancel of a running job: no process, listening socket or shared-memory segment left
 #     on any host;
 #   - a host whose link is cut mid-job: the job's ranks fail, naming that host.
-#   slurm_cluster.sh <build dir> <source dir> <python with torch | none> <its PYTHONPATH tree | none>
+# The cluster shares one directory (under /var/tmp) as a cluster shares a file system: the
+# install, the programs and the example are put there; each host's /tmp is its own.
+#   slurm_cluster.sh <build dir> <source dir> <Debian's python with torch | none>
 # Needs root, slurm-wlm and munge (scripts/setup-deps.sh); exits 77 with the reason otherwise.
 set -uo pipefail
 same_parameters=$(realpath "$(dirname "$0")/../python/same_parameters.py")
-build=$(realpath "$1") src=$(realpath "$2") py=$3 tree=$4
-[ "$tree" = none ] || tree=$(realpath "$tree")
+build=$(realpath "$1") src=$(realpath "$2") py=$3
 [ "$(id -u)" -eq 0 ] || { echo "SKIPPED: needs root for network namespaces and Slurm's daemons"; exit 77; }
 for tool in slurmctld slurmd srun sbatch scancel squeue sinfo munged; do
     command -v $tool >/dev/null || { echo "SKIPPED: no $tool (scripts/setup-deps.sh installs slurm-wlm and munge)"; exit 77; }
@@ -158,14 +159,17 @@ else
     echo "HCCL program under srun: skipped (no Open MPI; scripts/setup-deps.sh installs it)"
 fi
 
-# 3. The DDP example on hostccl and on Gloo: the same parameters at the end, but for
+# 3. The DDP example on hostccl and on Gloo, with the install's Python package (set_env.sh),
+# the example copied to the shared directory: the same parameters at the end, but for
 # rounding (the two sum in different orders). Kept to 12 steps: a few steps later a
 # rounding-sized difference flips some activation and grows to 1e-4 (seen at 30 steps
 # under mp.spawn as well), which would hide a real fault behind a loose bound.
 if [ "$py" != none ]; then
+    cp "$src/examples/pytorch/ddp_train.py" "$dir/"
     for backend in hostccl gloo; do
         started=$(date +%s.%N)
-        out=$(timeout 300 "${srun_8[@]}" env PYTHONPATH="$tree" OMP_NUM_THREADS=1 "$py" "$src/examples/pytorch/ddp_train.py" \
+        # shellcheck disable=SC1091
+        out=$(source "$prefix/set_env.sh" && timeout 300 "${srun_8[@]}" env OMP_NUM_THREADS=1 "$py" "$dir/ddp_train.py" \
             --backend $backend --steps 12 --batch 8 --width 8 --print-every 4 --checkpoint "$dir/ddp-$backend.pt" --checkpoint-every 12 2>&1)
         if grep -q "^$backend, 8 ranks, .*final loss" <<<"$out"; then
             echo "srun DDP example on $backend: ok ($(grep -o 'final loss [0-9.]*, median step [0-9.]* ms' <<<"$out"), $(seconds_since "$started"))"
