@@ -35,6 +35,7 @@ tag=hsl$$ subnet=10.238.0 hosts=4
 dir=$(mktemp -d /var/tmp/hostccl-slurm-XXXXXX)
 export SLURM_CONF=$dir/slurm.conf
 ctld_pid="" munge_pid=""
+[ -d /etc/netns ] && etc_netns_was_there=1 || etc_netns_was_there=0
 down() {
     local h
     for h in $(seq $hosts); do
@@ -46,6 +47,7 @@ down() {
     if [ -n "$ctld_pid" ]; then pkill -9 -P "$ctld_pid"; kill -9 "$ctld_pid"; fi 2>/dev/null
     [ -n "$munge_pid" ] && kill "$munge_pid" 2>/dev/null
     ip link del "${tag}br" 2>/dev/null
+    [ $etc_netns_was_there -eq 1 ] || rmdir /etc/netns 2>/dev/null
     rm -rf "$dir"
 }
 trap down EXIT
