@@ -34,10 +34,6 @@ LAYERS = [
     ("tools", "command lines", ["tools"]),
 ]
 
-# Includes that run up today, each with why it stays until its move is made.
-EXCEPTIONS = {
-}
-
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCES = (".h", ".hpp", ".cc", ".cpp")
 SEARCH = ["", "src", "include"]
@@ -117,9 +113,6 @@ def main():
     doc_ok = not args.doc or doc_matches(args.doc)
     bad = 0
     for path, number, target, mine, theirs in upward_includes():
-        why = EXCEPTIONS.get((path, target))
-        if why:
-            continue
         print("%s:%d: includes %s, which runs up from %s to %s" %
               (path, number, target, LAYERS[mine][0], LAYERS[theirs][0]))
         bad += 1

@@ -88,8 +88,6 @@ struct Sample {
     static int64_t femtos(double s) { return static_cast<int64_t>(s * 1e15); }
 };
 
-LinkClass classOfLink(const transport::Link* l) { return l->linkClass(); }
-
 // `synced`: when the first shift ended, i.e. when this rank's neighbours had finished
 // creating the communicator too (what came before was waiting, not probing).
 HcclResult measureLinks(const CommView& view, Deadline deadline, CommFailure* failure, Sample* s,
@@ -113,7 +111,7 @@ HcclResult measureLinks(const CommView& view, Deadline deadline, CommFailure* fa
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.get(), kMidBytes, runs.large, &mid));
     HOSTCCL_CHECK(timeShift(ctx, out.data(), in.get(), kLargeBytes, runs.large, &large));
     const uint32_t next = (view.rank + 1) % view.size, prev = (view.rank + view.size - 1) % view.size;
-    const LinkClass c = std::max(classOfLink(view.links->existing(next)), classOfLink(view.links->existing(prev)));
+    const LinkClass c = std::max(view.links->existing(next)->linkClass(), view.links->existing(prev)->linkClass());
     const size_t base = size_t(c) * Sample::kPerClass;
     s->v[base + Sample::kAlpha] = Sample::nanos(small.quartile);
     s->v[base + Sample::kAlphaBusy] = Sample::nanos(small.median);
