@@ -52,7 +52,7 @@ public:
     }
 };
 
-// What live monitoring (core/monitor/) learns from an op's waits. The op's thread
+// What live monitoring (monitor/) learns from an op's waits. The op's thread
 // writes, the monitor's reads; null in a view nobody monitors (the simulator's).
 struct OpWatch {
     std::atomic<int64_t> waitingOn{-1};  // the peer a sleeping wait waits for (-1: none)

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "algorithms/selector.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "hccl/hccl.h"
 #include "hostccl/hostccl.h"
 #include "sim/bulk_probe.h"
@@ -16,7 +16,7 @@ namespace hostccl::sim {
 
 namespace {
 // Hosts in order of their lowest rank, as the communicator numbers them.
-Platform fromCommunicator(const Communicator& c) {
+Platform fromCommunicator(const Comm& c) {
     const std::vector<uint32_t>& nodeOf = *c.view().nodeOf;
     uint32_t onFirst = 0, cores = 1;
     for (uint32_t r = 0; r < c.size(); ++r)
@@ -48,7 +48,7 @@ bool probePlatform(uint32_t localRanks, Platform* out, bool* printer, std::strin
         *why = fmt::format("creating the communicator to probe failed: {}", HcclGetErrorString(rc));
         return false;
     }
-    const Communicator& first = *static_cast<const Communicator*>(comms[0]);
+    const Comm& first = *static_cast<const Comm*>(comms[0]);
     *out = fromCommunicator(first);
     if (out->hosts * out->ranksPerHost != first.size()) {
         *why = fmt::format("the hosts hold different numbers of ranks ({} ranks on {} hosts); the simulator takes an "

@@ -68,7 +68,7 @@ std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag&
 
 class Link;
 
-// What a link has carried, for live monitoring (core/monitor/). One thread at a time
+// What a link has carried, for live monitoring (monitor/). One thread at a time
 // runs a communicator's ops, so only that thread writes (add() is a load and a store,
 // no locked instruction); any thread may read.
 struct LinkCounters {

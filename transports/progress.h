@@ -21,7 +21,7 @@ namespace hostccl::transport {
 // CPU to others almost at once. A transfer's error or the deadline raises `failure`
 // (so the rest of the communicator and its peers learn of it); a failure raised
 // elsewhere (a dead peer, an abort) ends the wait with that failure's code and reason.
-// `watch` (may be null) is what the wait tells live monitoring (core/monitor/); with
+// `watch` (may be null) is what the wait tells live monitoring (monitor/); with
 // it, bulk receives on network links are also timed (LinkCounters::timedBytes).
 struct WaitWatch;
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,

@@ -9,20 +9,9 @@ namespace {
 
 int gRank = 0, gSize = 1;
 
-float sent(int from, int to, uint64_t i) { return peer::sentValue(from, to, gSize, i); }
-
 void fill(const std::string& c, float* send, float* recv, const peer::Shape& s, bool inPlace) {
-    float* in = send;
-    if (inPlace && c == "allgather") in = recv + uint64_t(gRank) * s.count;
-    if ((inPlace && c != "allgather") || c == "broadcast") in = recv;  // MPI_Bcast has one buffer
-    uint64_t n = c == "allgather" ? s.count : s.sendElems;
-    for (uint64_t i = 0; i < n; ++i) {
-        if (c == "alltoall") in[i] = sent(gRank, int(i / s.count), i % s.count);
-        else if (c == "broadcast") in[i] = gRank == 0 ? peer::inputValue(0, i) : 0;
-        else in[i] = peer::inputValue(gRank, i);
-    }
+    peer::fillInputs(c, send, recv, s, inPlace, gRank, gSize);
 }
-
 
 void call(const std::string& c, float* send, float* recv, const peer::Shape& s, bool inPlace) {
     const void* in = inPlace ? MPI_IN_PLACE : send;

@@ -93,6 +93,21 @@ inline float expectedSum(int n, uint64_t i) {
     return v;
 }
 
+// The inputs of rank `rank` of `n` for collective `c` (root 0), written where an
+// MPI-style library reads them: in place, the input is the output buffer (an
+// all-gather's at the rank's own block); a broadcast has one buffer.
+inline void fillInputs(const std::string& c, float* send, float* recv, const Shape& s, bool inPlace, int rank, int n) {
+    float* in = send;
+    if (inPlace && c == "allgather") in = recv + uint64_t(rank) * s.count;
+    if ((inPlace && c != "allgather") || c == "broadcast") in = recv;
+    uint64_t count = c == "allgather" ? s.count : s.sendElems;
+    for (uint64_t i = 0; i < count; ++i) {
+        if (c == "alltoall") in[i] = sentValue(rank, int(i / s.count), n, i % s.count);
+        else if (c == "broadcast") in[i] = rank == 0 ? inputValue(0, i) : 0;
+        else in[i] = inputValue(rank, i);
+    }
+}
+
 // Wrong elements in `out` on `rank` of `n` after collective `c` with the inputs
 // above (broadcast and reduce use root 0; reduce-scatter results start at out[0]).
 inline uint64_t countWrong(const std::string& c, const float* out, const Shape& s, int rank, int n) {

@@ -22,7 +22,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 py=/usr/bin/python3 plan=$build/tools/plan/hostccl-plan example=$root/examples/pytorch/ddp_train.py
-# Steady step times on CPUs (bench/pytorch/compare.sh, docs/performance.md).
+# Steady step times on CPUs (bench/pytorch/compare.sh, docs/pytorch-performance.md).
 export PYTHONPATH=$build/python HOSTCCL_PLAN=$plan OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 export MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296
 source "$root/bench/planner/common.sh"

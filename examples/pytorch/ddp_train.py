@@ -18,7 +18,7 @@ undisturbed run (rank 0 prints their sha256, "parameters digest").
 
 Step times on CPUs swing with glibc's heap and thread pools more than with the backend:
 bench/pytorch/compare.sh runs with OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 (docs/performance.md).
+MALLOC_MMAP_THRESHOLD_=4294967296 MALLOC_TRIM_THRESHOLD_=4294967296 (docs/pytorch-performance.md).
 
 Hooks: none, fp16, bf16, powersgd (torch's), topk[:ratio] and sign (hostccl's
 compressors with error feedback, hostccl.torch.hooks; hostccl only).

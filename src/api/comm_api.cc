@@ -6,18 +6,23 @@
 #include "common/datatype.h"
 #include "core/comm_init.h"
 #include "hccl/hccl.h"
+#include "monitor/monitor.h"
 #include "runtime/device.h"
 
 using namespace hostccl;
 using hostccl::api::checkComm;
 
 namespace {
+// The live monitor reaches the core through hooks only; naming it here pulls it
+// into every link of these entry points, libhccl.a's included.
+[[maybe_unused]] const bool kMonitorInstalled = monitor::install();
+
 constexpr size_t kMaxPathBytes = 4096;  // including the NUL, as HCCL documents
 
 // Runs an init path and publishes the handle only when it succeeded.
 template <typename Init>
 HcclResult publish(HcclComm* comm, Init&& init) {
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HcclResult rc = init(&c);
     if (rc == HCCL_SUCCESS) *comm = c;
     return rc;
@@ -41,10 +46,10 @@ HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootI
     if (rootInfo == nullptr || comm == nullptr) return fail(HCCL_E_PTR, "{}: rootInfo or comm is NULL", fn);
     if (nRanks == 0) return fail(HCCL_E_PARA, "{}: nRanks is 0", fn);
     if (rank >= nRanks) return fail(HCCL_E_PARA, "{}: rank {} is not below nRanks {}", fn, rank, nRanks);
-    CommOptions options;
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(config, &options));
     if (log::entryLogEnabled()) log::info("{}(nRanks={}, rank={})", fn, nRanks, rank);
-    return publish(comm, [&](Communicator** c) { return initFromRootInfo(nRanks, rootInfo, rank, options, c); });
+    return publish(comm, [&](Comm** c) { return initFromRootInfo(nRanks, rootInfo, rank, options, c); });
 }
 
 HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank, HcclComm* comm) {
@@ -57,10 +62,10 @@ HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo, uint32_t rank,
     if (clusterInfo == nullptr || comm == nullptr) return fail(HCCL_E_PTR, "{}: clusterInfo or comm is NULL", fn);
     if (strnlen(clusterInfo, kMaxPathBytes) >= kMaxPathBytes)
         return fail(HCCL_E_PARA, "{}: rank table path is longer than {} bytes", fn, kMaxPathBytes - 1);
-    CommOptions options;
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(config, &options));
     if (log::entryLogEnabled()) log::info("{}(path={}, rank={})", fn, clusterInfo, rank);
-    return publish(comm, [&](Communicator** c) { return initFromRankTable(clusterInfo, rank, options, c); });
+    return publish(comm, [&](Comm** c) { return initFromRankTable(clusterInfo, rank, options, c); });
 }
 
 HcclResult HcclCommInitClusterInfo(const char* clusterInfo, uint32_t rank, HcclComm* comm) {
@@ -78,7 +83,7 @@ HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm* comms) {
                         runtime::deviceCount());
         if (!seen.insert(devices[i]).second) return fail(HCCL_E_PARA, "{}: device {} is listed twice", fn, devices[i]);
     }
-    std::vector<Communicator*> made(ndev, nullptr);
+    std::vector<Comm*> made(ndev, nullptr);
     HOSTCCL_CHECK(initAll(ndev, devices, made.data()));
     for (uint32_t i = 0; i < ndev; ++i) comms[i] = made[i];
     return HCCL_SUCCESS;
@@ -88,7 +93,7 @@ HcclResult HcclCreateSubCommConfig(HcclComm* comm, uint32_t rankNum, uint32_t* r
                                    uint32_t subCommRankId, HcclCommConfig* config, HcclComm* subComm) {
     const char* fn = "HcclCreateSubCommConfig";
     if (comm == nullptr || subComm == nullptr) return fail(HCCL_E_PTR, "{}: comm or subComm is NULL", fn);
-    Communicator* parent = nullptr;
+    Comm* parent = nullptr;
     HOSTCCL_CHECK(checkComm(*comm, fn, &parent));
     if (rankIds == nullptr) {  // this rank is not a member
         *subComm = nullptr;
@@ -105,10 +110,10 @@ HcclResult HcclCreateSubCommConfig(HcclComm* comm, uint32_t rankNum, uint32_t* r
     if (subCommRankId >= rankNum || ranks[subCommRankId] != parent->rank())
         return fail(HCCL_E_PARA, parent->site(fn), "subCommRankId {} does not name this rank ({}) in rankIds",
                     subCommRankId, parent->rank());
-    CommOptions options;
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(config, &options));
     return publish(subComm,
-                   [&](Communicator** c) { return createSubComm(*parent, ranks, subCommId, subCommRankId, options, c); });
+                   [&](Comm** c) { return createSubComm(*parent, ranks, subCommId, subCommRankId, options, c); });
 }
 
 HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue) {
@@ -128,7 +133,7 @@ HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue* configValue) {
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t* rankSize) {
     if (rankSize == nullptr) return fail(HCCL_E_PTR, "HcclGetRankSize: rankSize is NULL");
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, "HcclGetRankSize", &c));
     *rankSize = c->size();
     return HCCL_SUCCESS;
@@ -136,7 +141,7 @@ HcclResult HcclGetRankSize(HcclComm comm, uint32_t* rankSize) {
 
 HcclResult HcclGetRankId(HcclComm comm, uint32_t* rank) {
     if (rank == nullptr) return fail(HCCL_E_PTR, "HcclGetRankId: rank is NULL");
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, "HcclGetRankId", &c));
     *rank = c->rank();
     return HCCL_SUCCESS;
@@ -144,7 +149,7 @@ HcclResult HcclGetRankId(HcclComm comm, uint32_t* rank) {
 
 HcclResult HcclGetCommName(HcclComm comm, char* commName) {
     if (commName == nullptr) return fail(HCCL_E_PTR, "HcclGetCommName: commName is NULL");
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, "HcclGetCommName", &c));
     const std::string& name = c->name();
     std::snprintf(commName, COMM_NAME_MAX_LENGTH, "%s", name.c_str());
@@ -153,7 +158,7 @@ HcclResult HcclGetCommName(HcclComm comm, char* commName) {
 
 HcclResult HcclCommGetHandleWithName(const char* commName, HcclComm* comm) {
     if (commName == nullptr || comm == nullptr) return fail(HCCL_E_PTR, "HcclCommGetHandleWithName: NULL argument");
-    Communicator* c = findCommByName(std::string(commName, strnlen(commName, COMM_NAME_MAX_LENGTH)),
+    Comm* c = findCommByName(std::string(commName, strnlen(commName, COMM_NAME_MAX_LENGTH)),
                                      runtime::currentDevice());
     if (c == nullptr) return fail(HCCL_E_NOT_FOUND, "HcclCommGetHandleWithName: no communicator named '{}'", commName);
     *comm = c;
@@ -162,7 +167,7 @@ HcclResult HcclCommGetHandleWithName(const char* commName, HcclComm* comm) {
 
 HcclResult HcclCommDestroy(HcclComm comm) {
     if (comm == nullptr) return fail(HCCL_E_PTR, "HcclCommDestroy: comm is NULL");
-    Communicator* c = unregisterComm(comm);
+    Comm* c = unregisterComm(comm);
     if (c == nullptr) return fail(HCCL_E_PARA, "HcclCommDestroy: {} is not a live communicator (destroyed twice?)", comm);
     if (log::entryLogEnabled()) log::info("HcclCommDestroy(comm={})", c->name());
     c->quiesce();
@@ -172,7 +177,7 @@ HcclResult HcclCommDestroy(HcclComm comm) {
 
 HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncError) {
     if (asyncError == nullptr) return fail(HCCL_E_PTR, "HcclGetCommAsyncError: asyncError is NULL");
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, "HcclGetCommAsyncError", &c));
     *asyncError = c->asyncError();
     return HCCL_SUCCESS;

@@ -9,26 +9,26 @@ using namespace hostccl::api;
 extern "C" {
 
 HcclResult HcclCommSetMemoryRange(HcclComm comm, void* baseVirPtr, size_t size, size_t alignment, uint64_t flags) {
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkLive(comm, "HcclCommSetMemoryRange", &c));
     return c->memory().setRange(c->site("HcclCommSetMemoryRange"), baseVirPtr, size, alignment, flags);
 }
 
 HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void* baseVirPtr) {
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkLive(comm, "HcclCommUnsetMemoryRange", &c));
     return c->memory().unsetRange(c->site("HcclCommUnsetMemoryRange"), baseVirPtr);
 }
 
 HcclResult HcclCommActivateCommMemory(HcclComm comm, void* virPtr, size_t size, size_t offset,
                                       aclrtDrvMemHandle handle, uint64_t flags) {
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkLive(comm, "HcclCommActivateCommMemory", &c));
     return c->memory().activate(c->site("HcclCommActivateCommMemory"), virPtr, size, offset, handle, flags);
 }
 
 HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void* virPtr) {
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkLive(comm, "HcclCommDeactivateCommMemory", &c));
     return c->memory().deactivate(c->site("HcclCommDeactivateCommMemory"), virPtr);
 }
@@ -36,7 +36,7 @@ HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void* virPtr) {
 HcclResult HcclCommSymWinRegister(HcclComm comm, void* addr, uint64_t size, HcclCommSymWindow* winHandle,
                                   uint32_t flag) {
     const char* fn = "HcclCommSymWinRegister";
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkComm(comm, fn, &c));
     if (winHandle == nullptr) return fail(HCCL_E_PTR, c->site(fn), "winHandle is NULL");
     const SymmetricWindow* w = nullptr;
@@ -48,7 +48,7 @@ HcclResult HcclCommSymWinRegister(HcclComm comm, void* addr, uint64_t size, Hccl
 
 HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle) {
     if (winHandle == nullptr) return fail(HCCL_E_PTR, "HcclCommSymWinDeregister: winHandle is NULL");
-    Communicator* c = windowOwner(winHandle);
+    Comm* c = windowOwner(winHandle);
     if (c == nullptr || !commAlive(c))
         return fail(HCCL_E_PARA, "HcclCommSymWinDeregister: {} is not a registered window (deregistered twice?)", winHandle);
     forgetWindow(winHandle);
@@ -58,7 +58,7 @@ HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle) {
 
 HcclResult HcclCommSymWinGet(HcclComm comm, void* ptr, size_t size, HcclCommSymWindow* winHandle, size_t* offset) {
     const char* fn = "HcclCommSymWinGet";
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkLive(comm, fn, &c));
     if (ptr == nullptr || winHandle == nullptr || offset == nullptr)
         return fail(HCCL_E_PTR, c->site(fn), "ptr, winHandle or offset is NULL");

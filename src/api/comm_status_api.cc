@@ -17,7 +17,7 @@ extern "C" {
 
 HcclResult HcclConfigGetInfo(HcclComm comm, HcclConfigType cfgType, uint32_t infoLen, void* info) {
     const char* fn = "HcclConfigGetInfo";
-    Communicator* c;
+    Comm* c;
     HOSTCCL_CHECK(checkLive(comm, fn, &c));
     if (info == nullptr) return fail(HCCL_E_PTR, c->site(fn), "info is NULL");
     if (static_cast<int>(cfgType) != HCCL_CONFIG_TYPE_OP_EXPANSION_MODE)
@@ -47,7 +47,7 @@ HcclResult HcclCommRegCommStateCallback(const char*, HcclCommStateCallback, void
 HcclResult HcclCommGetStatus(const char* commId, HcclCommStatus* status) {
     const char* fn = "HcclCommGetStatus";
     if (commId == nullptr || status == nullptr) return fail(HCCL_E_PTR, "{}: commId or status is NULL", fn);
-    Communicator* c = findCommByName(std::string(commId, strnlen(commId, COMM_NAME_MAX_LENGTH)), runtime::currentDevice());
+    Comm* c = findCommByName(std::string(commId, strnlen(commId, COMM_NAME_MAX_LENGTH)), runtime::currentDevice());
     if (c == nullptr) return fail(HCCL_E_NOT_FOUND, "{}: no communicator named '{}'", fn, commId);
     *status = c->asyncError() == HCCL_SUCCESS ? HCCL_COMM_STATUS_READY : HCCL_COMM_STATUS_INVALID;
     return HCCL_SUCCESS;

@@ -9,7 +9,7 @@ namespace hostccl::api::group {
 
 namespace {
 struct Deferred {
-    Communicator* comm;
+    Comm* comm;
     std::shared_ptr<runtime::Stream> stream;
     CollArgs args;
 };
@@ -69,7 +69,7 @@ std::vector<Deferred> merged(std::vector<Deferred> ops) {
 
 bool open() { return tGroup.depth > 0; }
 
-void defer(Communicator* c, std::shared_ptr<runtime::Stream> s, CollArgs args) {
+void defer(Comm* c, std::shared_ptr<runtime::Stream> s, CollArgs args) {
     tGroup.ops.push_back(Deferred{c, std::move(s), std::move(args)});
 }
 

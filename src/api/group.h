@@ -10,13 +10,13 @@
 
 #include "algorithms/coll_args.h"
 #include "common/error.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "runtime/stream.h"
 
 namespace hostccl::api::group {
 
 bool open();  // a group is open on this thread
-void defer(Communicator* c, std::shared_ptr<runtime::Stream> s, CollArgs args);
+void defer(Comm* c, std::shared_ptr<runtime::Stream> s, CollArgs args);
 HcclResult start();
 HcclResult end();  // at the outermost end: launches what was deferred
 

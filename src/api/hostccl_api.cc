@@ -9,13 +9,16 @@
 #include "core/launcher_env.h"
 #include "core/topology/describe.h"
 #include "hostccl/hostccl.h"
+#include "monitor/monitor.h"
 
 using namespace hostccl;
 
 namespace {
+[[maybe_unused]] const bool kMonitorInstalledByExtensions = monitor::install();  // as in comm_api.cc
+
 // The survivors' communicator. Its id mixes the shrink's ordinal with the excluded
 // set, so survivors that disagree on the set never join the same communicator.
-HcclResult shrinkComm(Communicator& parent, const std::vector<uint32_t>& excluded, CommOptions options,
+HcclResult shrinkComm(Comm& parent, const std::vector<uint32_t>& excluded, CommSettings options,
                       HcclComm* newComm) {
     std::vector<uint32_t> members;
     for (uint32_t r = 0; r < parent.size(); ++r)
@@ -28,7 +31,7 @@ HcclResult shrinkComm(Communicator& parent, const std::vector<uint32_t>& exclude
     const uint64_t id = siphash24(Secret{0x736872696e6b3031ULL, generation}, key.data(), key.size() * sizeof key[0]) |
                         (uint64_t(1) << 63);  // apart from user sub-communicator ids
     if (options.name.empty()) options.name = parent.name() + "_shrink" + std::to_string(generation);
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HcclResult rc = createSubComm(parent, members, id, subRank, options, &c);
     if (rc == HCCL_SUCCESS) *newComm = c;
     return rc;
@@ -39,8 +42,8 @@ extern "C" {
 
 HcclResult HostcclCommInitFromEnv(HcclComm* comm) {
     if (comm == nullptr) return fail(HCCL_E_PTR, "HostcclCommInitFromEnv: comm is NULL");
-    Communicator* c = nullptr;
-    CommOptions options;
+    Comm* c = nullptr;
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(nullptr, &options));
     HcclResult rc = initFromLauncherEnv(options, &c);
     if (rc == HCCL_SUCCESS) *comm = c;
@@ -75,7 +78,7 @@ HcclResult HostcclGetLauncherMeetingPoint(char* host, uint64_t capacity, uint32_
 
 HcclResult HostcclCommGetFailure(HcclComm comm, HcclResult* code, int32_t* rank, char* reason, uint64_t capacity) {
     const char* fn = "HostcclCommGetFailure";
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
     if (code == nullptr || rank == nullptr) return fail(HCCL_E_PTR, "{}: code or rank is NULL", fn);
     if (reason != nullptr && capacity == 0) return fail(HCCL_E_PARA, "{}: capacity is 0", fn);
@@ -92,7 +95,7 @@ HcclResult HostcclCommGetFailure(HcclComm comm, HcclResult* code, int32_t* rank,
 
 HcclResult HostcclCommAbort(HcclComm comm) {
     if (comm == nullptr) return fail(HCCL_E_PTR, "HostcclCommAbort: comm is NULL");
-    Communicator* c = unregisterComm(comm);
+    Comm* c = unregisterComm(comm);
     if (c == nullptr) return fail(HCCL_E_PARA, "HostcclCommAbort: {} is not a live communicator", comm);
     log::warn("{}: aborted by HostcclCommAbort", describe(c->site("abort")));
     c->abort("communicator aborted by HostcclCommAbort");
@@ -104,7 +107,7 @@ HcclResult HostcclCommAbort(HcclComm comm) {
 HcclResult HostcclCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32_t excludeCount,
                              HcclCommConfig* config, HcclComm* newComm) {
     const char* fn = "HostcclCommShrink";
-    Communicator* parent = nullptr;
+    Comm* parent = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, fn, &parent));  // a failed communicator is the usual case
     if (newComm == nullptr || (excludeCount > 0 && excludeRanks == nullptr))
         return fail(HCCL_E_PTR, "{}: newComm or excludeRanks is NULL", fn);
@@ -117,7 +120,7 @@ HcclResult HostcclCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32
         if (excluded[i] == parent->rank())
             return fail(HCCL_E_PARA, parent->site(fn), "excludeRanks names this rank ({})", parent->rank());
     }
-    CommOptions options;
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(config, &options));
     return shrinkComm(*parent, excluded, options, newComm);
 }
@@ -125,7 +128,7 @@ HcclResult HostcclCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32
 HcclResult HostcclCommSplit(HcclComm comm, uint32_t rankNum, const uint32_t* rankIds, uint64_t subCommId,
                             HcclCommConfig* config, HcclComm* subComm) {
     const char* fn = "HostcclCommSplit";
-    Communicator* parent = nullptr;
+    Comm* parent = nullptr;
     HOSTCCL_CHECK(api::checkComm(comm, fn, &parent));
     if (rankIds == nullptr || subComm == nullptr) return fail(HCCL_E_PTR, "{}: rankIds or subComm is NULL", fn);
     if (rankNum == 0 || rankNum > parent->size())
@@ -140,9 +143,9 @@ HcclResult HostcclCommSplit(HcclComm comm, uint32_t rankNum, const uint32_t* ran
     }
     const auto me = std::find(ranks.begin(), ranks.end(), parent->rank());
     if (me == ranks.end()) return fail(HCCL_E_PARA, parent->site(fn), "rankIds does not name this rank ({})", parent->rank());
-    CommOptions options;
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(config, &options));
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(createSubComm(*parent, ranks, subCommId, uint32_t(me - ranks.begin()), options, &c));
     *subComm = c;
     return HCCL_SUCCESS;
@@ -150,7 +153,7 @@ HcclResult HostcclCommSplit(HcclComm comm, uint32_t rankNum, const uint32_t* ran
 
 HcclResult HostcclCommSetExecTimeout(HcclComm comm, int32_t seconds) {
     const char* fn = "HostcclCommSetExecTimeout";
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
     if (seconds < 0) return fail(HCCL_E_PARA, c->site(fn), "seconds {} is negative (0 = no limit)", seconds);
     c->setExecTimeout(seconds);
@@ -159,7 +162,7 @@ HcclResult HostcclCommSetExecTimeout(HcclComm comm, int32_t seconds) {
 
 HcclResult HostcclCommDescribe(HcclComm comm, char* text, uint64_t capacity) {
     const char* fn = "HostcclCommDescribe";
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
     if (text == nullptr) return fail(HCCL_E_PTR, "{}: text is NULL", fn);
     if (capacity == 0) return fail(HCCL_E_PARA, "{}: capacity is 0", fn);
@@ -172,7 +175,7 @@ HcclResult HostcclCommDescribe(HcclComm comm, char* text, uint64_t capacity) {
 
 HcclResult HostcclCommGetRankHost(HcclComm comm, uint32_t rank, uint32_t* hostIndex) {
     const char* fn = "HostcclCommGetRankHost";
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(api::checkLive(comm, fn, &c));
     if (hostIndex == nullptr) return fail(HCCL_E_PTR, "{}: hostIndex is NULL", fn);
     HOSTCCL_CHECK(api::checkRank(rank, *c, fn, "rank"));

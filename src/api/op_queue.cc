@@ -13,7 +13,7 @@ namespace {
 // on the caller's thread and freed on the stream's, and glibc then serialises the
 // two threads on its arena lock: measured, that was most of an 8-byte op's time.
 struct PendingOp {
-    Communicator* comm = nullptr;
+    Comm* comm = nullptr;
     CollArgs args;
     bool fromSlab = false;  // part of the pool's first block: never deleted alone
 };
@@ -109,7 +109,7 @@ uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes) {
     return opBytes <= kSmallOpBytes ? kFewTasks : 0;
 }
 
-HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
+HcclResult enqueue(Comm* c, runtime::Stream& stream, CollArgs args) {
     c->opEnqueued();
     PendingOp* op = localOps().take();
     op->comm = c;
@@ -118,7 +118,7 @@ HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args) {
     stream.letCallersRun(callerRunLimit(c->machineCrowded(), opBytes(op->args, dtypeSize(op->args.dtype))));
     // Capturing one pointer keeps the task inside std::function: no allocation.
     stream.enqueue([op] {
-        Communicator* comm = op->comm;
+        Comm* comm = op->comm;
         if (runtime::Stream::onWorkerThread()) keepThisThreadOn(comm->workerCpu());  // never a caller's thread
         HcclResult rc = comm->execute(op->args);
         localOps().give(op);

@@ -6,14 +6,14 @@
 #include <cstdint>
 
 #include "algorithms/coll_args.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "runtime/stream.h"
 
 namespace hostccl::api {
 
 // Queues `args` on `stream`; the op runs on the stream's thread, or on a thread that
 // blocks for it (callerRunLimit).
-HcclResult enqueue(Communicator* c, runtime::Stream& stream, CollArgs args);
+HcclResult enqueue(Comm* c, runtime::Stream& stream, CollArgs args);
 // How many of a stream's queued tasks a thread about to block for them may run itself
 // (runtime::Stream::letCallersRun), set by each op of `opBytes` queued: any number on a
 // machine with more ranks than cores; else a few for a small op, whose time is mostly

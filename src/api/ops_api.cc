@@ -17,18 +17,18 @@ using namespace hostccl::api;
 namespace {
 
 // Common prologue: live communicator and stream.
-HcclResult begin(HcclComm comm, aclrtStream stream, const char* fn, Communicator** c, std::shared_ptr<runtime::Stream>* s) {
+HcclResult begin(HcclComm comm, aclrtStream stream, const char* fn, Comm** c, std::shared_ptr<runtime::Stream>* s) {
     HOSTCCL_CHECK(checkComm(comm, fn, c));
     return checkStream(stream, fn, s);
 }
 
-void logEntry(const char* fn, const Communicator& c, const CollArgs& a) {
+void logEntry(const char* fn, const Comm& c, const CollArgs& a) {
     if (!log::entryLogEnabled()) return;
     log::info("{}(comm={}, rank={}, send={}, recv={}, count={}, dtype={}, op={}, root={}, peer={})", fn, c.name(),
               c.rank(), a.sendBuf, a.recvBuf, a.count, dtypeName(a.dtype), reduceOpName(a.op), a.root, a.peer);
 }
 
-HcclResult submit(const char* fn, Communicator* c, const std::shared_ptr<runtime::Stream>& s, CollArgs args) {
+HcclResult submit(const char* fn, Comm* c, const std::shared_ptr<runtime::Stream>& s, CollArgs args) {
     logEntry(fn, *c, args);
     if (group::open()) {  // launched at HcclGroupEnd
         group::defer(c, s, std::move(args));
@@ -103,7 +103,7 @@ HcclResult agreementOfMatrix(const uint64_t* m, uint32_t n, const ErrorSite& sit
 HcclResult submitAlltoAll(const char* fn, const void* sendBuf, RawLayout send, HcclDataType sendType,
                           const void* recvBuf, RawLayout recv, HcclDataType recvType, HcclComm comm,
                           aclrtStream stream, SizeAgreement agreed) {
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(sendType, fn));
@@ -127,7 +127,7 @@ HcclResult submitAlltoAll(const char* fn, const void* sendBuf, RawLayout send, H
 }
 
 // The peer of a send or receive: a rank of the communicator other than this one.
-HcclResult checkPeer(uint32_t peer, const Communicator& c, const char* fn, const char* what) {
+HcclResult checkPeer(uint32_t peer, const Comm& c, const char* fn, const char* what) {
     HOSTCCL_CHECK(checkRank(peer, c, fn, what));
     if (peer == c.rank()) return fail(HCCL_E_PARA, c.site(fn), "{} {} is this rank", what, peer);
     return HCCL_SUCCESS;
@@ -151,7 +151,7 @@ extern "C" {
 HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
                          HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAllReduce";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
@@ -170,7 +170,7 @@ HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataT
 HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root, HcclComm comm,
                          aclrtStream stream) {
     const char* fn = "HcclBroadcast";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -189,7 +189,7 @@ HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint3
 HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType, HcclReduceOp op,
                       uint32_t root, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclReduce";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
@@ -210,7 +210,7 @@ HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType
 HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType, HcclComm comm,
                          aclrtStream stream) {
     const char* fn = "HcclAllGather";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -230,7 +230,7 @@ HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclD
 HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, const void* recvCounts,
                           const void* recvDispls, HcclDataType dataType, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAllGatherV";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -251,7 +251,7 @@ HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf, cons
 HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
                              HcclReduceOp op, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclReduceScatter";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
@@ -273,7 +273,7 @@ HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void*
                               uint64_t recvCount, HcclDataType dataType, HcclReduceOp op, HcclComm comm,
                               aclrtStream stream) {
     const char* fn = "HcclReduceScatterV";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkReduction(dataType, op, fn));
@@ -296,7 +296,7 @@ HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void*
 HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType, uint32_t root,
                        HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclScatter";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -317,7 +317,7 @@ HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDat
 HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank, HcclComm comm,
                     aclrtStream stream) {
     const char* fn = "HcclSend";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -329,7 +329,7 @@ HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32
 HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank, HcclComm comm,
                     aclrtStream stream) {
     const char* fn = "HcclRecv";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -341,7 +341,7 @@ HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32
 HcclResult HostcclRecvAny(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t* srcRank, HcclComm comm,
                           aclrtStream stream) {
     const char* fn = "HostcclRecvAny";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     HOSTCCL_CHECK(checkType(dataType, fn));
@@ -358,7 +358,7 @@ HcclResult HostcclRecvAny(void* recvBuf, uint64_t count, HcclDataType dataType, 
 
 HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclBatchSendRecv";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     if (itemNum > 0 && sendRecvInfo == nullptr) return fail(HCCL_E_PTR, c->site(fn), "sendRecvInfo is NULL");
@@ -390,7 +390,7 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
 HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType, const void* recvBuf,
                         uint64_t recvCount, HcclDataType recvType, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAlltoAll";
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(checkComm(comm, fn, &c));
     if (sendCount != recvCount)
         return fail(HCCL_E_PARA, c->site(fn), "sendCount {} differs from recvCount {}", sendCount, recvCount);
@@ -404,7 +404,7 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
 HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType, const void* recvBuf,
                           HcclDataType recvType, HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclAlltoAllVC";
-    Communicator* c = nullptr;
+    Comm* c = nullptr;
     HOSTCCL_CHECK(checkComm(comm, fn, &c));
     if (sendCountMatrix == nullptr) return fail(HCCL_E_PTR, c->site(fn), "sendCountMatrix is NULL");
     // Row i of the matrix is what rank i sends to each rank; blocks are packed
@@ -431,7 +431,7 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
 
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
     const char* fn = "HcclBarrier";
-    Communicator* c;
+    Comm* c;
     std::shared_ptr<runtime::Stream> s;
     HOSTCCL_CHECK(begin(comm, stream, fn, &c, &s));
     CollArgs a;

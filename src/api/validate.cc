@@ -4,14 +4,14 @@
 
 namespace hostccl::api {
 
-HcclResult checkLive(HcclComm comm, const char* fn, Communicator** out) {
+HcclResult checkLive(HcclComm comm, const char* fn, Comm** out) {
     if (comm == nullptr) return fail(HCCL_E_PTR, "{}: comm is NULL", fn);
     if (!commAlive(comm)) return fail(HCCL_E_PARA, "{}: comm {} is not a live communicator (destroyed or foreign)", fn, comm);
-    *out = static_cast<Communicator*>(comm);
+    *out = static_cast<Comm*>(comm);
     return HCCL_SUCCESS;
 }
 
-HcclResult checkComm(HcclComm comm, const char* fn, Communicator** out) {
+HcclResult checkComm(HcclComm comm, const char* fn, Comm** out) {
     HOSTCCL_CHECK(checkLive(comm, fn, out));
     return (*out)->refuseIfFailed(fn);
 }
@@ -47,7 +47,7 @@ HcclResult checkBuffer(const void* buf, uint64_t count, uint64_t blocks, HcclDat
     return HCCL_SUCCESS;
 }
 
-HcclResult checkRank(uint32_t rank, const Communicator& c, const char* fn, const char* name) {
+HcclResult checkRank(uint32_t rank, const Comm& c, const char* fn, const char* name) {
     if (rank >= c.size()) return fail(HCCL_E_PARA, c.site(fn), "{} {} is not below the rank count {}", name, rank, c.size());
     return HCCL_SUCCESS;
 }

@@ -14,7 +14,7 @@
 #include "core/bootstrap/rendezvous.h"
 #include "core/bootstrap/root_info.h"
 #include "core/launcher_env.h"
-#include "core/monitor/monitor.h"
+#include "core/metrics/monitor_hooks.h"
 #include "core/net/acceptor.h"
 #include "core/net/whitelist.h"
 #include "core/topology/machine.h"
@@ -58,7 +58,7 @@ HcclResult selfInfo(uint32_t rank, std::string hostId, PeerInfo* out, const Erro
 }
 
 HcclResult gatherAndCreate(const net::Endpoint& server, const Secret& secret, uint64_t id, uint32_t nRanks,
-                           uint32_t rank, std::string hostId, CommOptions options, Communicator** out) {
+                           uint32_t rank, std::string hostId, CommSettings options, Comm** out) {
     ErrorSite site;
     site.comm = options.name;
     site.rank = rank;
@@ -79,7 +79,7 @@ HcclResult gatherAndCreate(const net::Endpoint& server, const Secret& secret, ui
         return joined;
     }
     CommIdentity identity{id, secret, rank, nRanks};
-    return Communicator::create(identity, std::move(table), self.device, std::move(options), out);
+    return Comm::create(identity, std::move(table), self.device, std::move(options), out);
 }
 
 }  // namespace
@@ -99,18 +99,18 @@ HcclResult makeRootInfo(HcclRootInfo* out) {
     return HCCL_SUCCESS;
 }
 
-HcclResult initFromRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank, const CommOptions& options,
-                            Communicator** out) {
+HcclResult initFromRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo, uint32_t rank, const CommSettings& options,
+                            Comm** out) {
     RootInfo info;
     std::string why;
     if (!decodeRootInfo(rootInfo, &info, &why)) return fail(HCCL_E_PARA, "HcclCommInitRootInfo: malformed root info: {}", why);
-    CommOptions opts = options;
+    CommSettings opts = options;
     if (opts.name.empty()) opts.name = "hostccl-" + hexId(info.bootstrapId);
     return gatherAndCreate(net::Endpoint{info.ip, info.port}, info.secret, info.bootstrapId, nRanks, rank,
                            hostIdentity(), std::move(opts), out);
 }
 
-HcclResult initFromRankTable(const char* path, uint32_t rank, const CommOptions& options, Communicator** out) {
+HcclResult initFromRankTable(const char* path, uint32_t rank, const CommSettings& options, Comm** out) {
     RankTable table;
     std::string content, why;
     HcclResult rc = loadRankTable(path, &table, &content, &why);
@@ -135,14 +135,14 @@ HcclResult initFromRankTable(const char* path, uint32_t rank, const CommOptions&
         if (!bootstrap::startRendezvousServer(spec, &bound, &why))
             return fail(HCCL_E_TCP_CONNECT, "rank table {}: rank 0 cannot serve the rendezvous on port {}: {}", path, port, why);
     }
-    CommOptions opts = options;
+    CommSettings opts = options;
     if (opts.name.empty()) opts.name = "hccl_world_group";
     const std::string hostId = "server:" + table.ranks[rank].serverId;
     return gatherAndCreate(net::Endpoint{ip, port}, secret, id, static_cast<uint32_t>(table.ranks.size()), rank,
                            hostId, std::move(opts), out);
 }
 
-HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
+HcclResult initFromLauncherEnv(const CommSettings& options, Comm** out) {
     LauncherInfo info;
     std::string why;
     if (!detectLauncher(&info, &why)) return fail(HCCL_E_PARA, "HostcclCommInitFromEnv: {}", why);
@@ -162,7 +162,7 @@ HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
                         why);
     }
     if (runtime::currentDevice() < 0) runtime::setCurrentDevice(static_cast<int32_t>(info.localRank % runtime::deviceCount()));
-    CommOptions opts = options;
+    CommSettings opts = options;
     if (opts.name.empty()) opts.name = "hostccl-" + info.launcher + "-" + hexId(id);
     log::info("launcher {}: rank {}/{} local rank {} meeting at {}:{}", info.launcher, info.rank, info.size,
               info.localRank, info.rootHost, info.rootPort);
@@ -170,8 +170,8 @@ HcclResult initFromLauncherEnv(const CommOptions& options, Communicator** out) {
                            hostIdentity(), std::move(opts), out);
 }
 
-HcclResult initAll(uint32_t ndev, const int32_t* devices, Communicator** out) {
-    CommOptions options;
+HcclResult initAll(uint32_t ndev, const int32_t* devices, Comm** out) {
+    CommSettings options;
     HOSTCCL_CHECK(optionsFromConfig(nullptr, &options));  // before anything listens
     HcclRootInfo root;
     HOSTCCL_CHECK(makeRootInfo(&root));
@@ -195,8 +195,8 @@ HcclResult initAll(uint32_t ndev, const int32_t* devices, Communicator** out) {
     return HCCL_SUCCESS;
 }
 
-HcclResult createSubComm(const Communicator& parent, const std::vector<uint32_t>& parentRanks, uint64_t subCommId,
-                         uint32_t subRank, const CommOptions& options, Communicator** out) {
+HcclResult createSubComm(const Comm& parent, const std::vector<uint32_t>& parentRanks, uint64_t subCommId,
+                         uint32_t subRank, const CommSettings& options, Comm** out) {
     std::vector<PeerInfo> table;
     for (uint32_t i = 0; i < parentRanks.size(); ++i) {
         PeerInfo p = parent.peers()[parentRanks[i]];
@@ -206,10 +206,10 @@ HcclResult createSubComm(const Communicator& parent, const std::vector<uint32_t>
     uint64_t key[2] = {parent.id(), subCommId};
     CommIdentity identity{siphash24(parent.secret(), key, sizeof key), parent.secret(), subRank,
                           static_cast<uint32_t>(parentRanks.size())};
-    CommOptions opts = options;
+    CommSettings opts = options;
     if (opts.name.empty()) opts.name = parent.name() + "_sub_" + std::to_string(subCommId);
     opts.inheritedCosts = modelOf(*parent.view().costs).params();  // same links, already agreed
-    return Communicator::create(identity, std::move(table), parent.device(), std::move(opts), out);
+    return Comm::create(identity, std::move(table), parent.device(), std::move(opts), out);
 }
 
 }  // namespace hostccl

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "runtime/virtual_memory.h"
 
 namespace hostccl {
@@ -75,7 +75,7 @@ HcclResult CommMemory::deactivate(const ErrorSite& s, void* address) {
     return HCCL_SUCCESS;
 }
 
-HcclResult CommMemory::registerWindow(Communicator& c, void* addr, uint64_t size, uint32_t flag,
+HcclResult CommMemory::registerWindow(Comm& c, void* addr, uint64_t size, uint32_t flag,
                                       const SymmetricWindow** out) {
     const ErrorSite s = c.site("HcclCommSymWinRegister");
     if (addr == nullptr) return fail(HCCL_E_PTR, s, "addr is NULL");
@@ -115,7 +115,7 @@ HcclResult CommMemory::registerWindow(Communicator& c, void* addr, uint64_t size
 namespace {
 struct WindowOwners {
     std::mutex mutex;
-    std::map<const void*, Communicator*> owners;
+    std::map<const void*, Comm*> owners;
 };
 WindowOwners& owners() {
     static WindowOwners* o = new WindowOwners;
@@ -123,12 +123,12 @@ WindowOwners& owners() {
 }
 }  // namespace
 
-void noteWindow(const SymmetricWindow* w, Communicator* c) {
+void noteWindow(const SymmetricWindow* w, Comm* c) {
     std::lock_guard<std::mutex> lock(owners().mutex);
     owners().owners[w] = c;
 }
 
-Communicator* windowOwner(const void* handle) {
+Comm* windowOwner(const void* handle) {
     std::lock_guard<std::mutex> lock(owners().mutex);
     auto it = owners().owners.find(handle);
     return it == owners().owners.end() ? nullptr : it->second;
@@ -139,7 +139,7 @@ void forgetWindow(const void* handle) {
     owners().owners.erase(handle);
 }
 
-void forgetWindowsOf(const Communicator* c) {
+void forgetWindowsOf(const Comm* c) {
     std::lock_guard<std::mutex> lock(owners().mutex);
     for (auto it = owners().owners.begin(); it != owners().owners.end();)
         it = it->second == c ? owners().owners.erase(it) : std::next(it);

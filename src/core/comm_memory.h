@@ -17,7 +17,7 @@
 
 namespace hostccl {
 
-class Communicator;
+class Comm;
 
 class CommMemory {
 public:
@@ -27,7 +27,7 @@ public:
     HcclResult deactivate(const ErrorSite& s, void* address);
 
     // Collective: every rank calls it with a window of the same size.
-    HcclResult registerWindow(Communicator& c, void* addr, uint64_t size, uint32_t flag,
+    HcclResult registerWindow(Comm& c, void* addr, uint64_t size, uint32_t flag,
                               const SymmetricWindow** out);
     SymmetricWindows& windows() { return windows_; }
 
@@ -39,9 +39,9 @@ private:
 };
 
 // Window handles (HcclCommSymWindow) name no communicator: this table does.
-void noteWindow(const SymmetricWindow* w, Communicator* c);
-Communicator* windowOwner(const void* handle);  // nullptr when not a live window
+void noteWindow(const SymmetricWindow* w, Comm* c);
+Comm* windowOwner(const void* handle);  // nullptr when not a live window
 void forgetWindow(const void* handle);
-void forgetWindowsOf(const Communicator* c);
+void forgetWindowsOf(const Comm* c);
 
 }  // namespace hostccl

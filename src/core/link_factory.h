@@ -1,8 +1,7 @@
-// Chooses and builds the Link to one peer, after the TCP connection to it has
-// been authenticated. Ranks on one host (equal host ids) upgrade to shared memory
-// unless HOSTCCL_TRANSPORT=tcp; the lower rank decides and tells the higher one,
-// so the two sides can never disagree. Any failure to set up shared memory falls
-// back to TCP with a logged reason.
+// Builds the Link to one peer, after the TCP connection to it has been
+// authenticated: the core's ranks (PeerInfo) as the transports see a pair
+// (transports/transport_entry.h), and the transports' negotiation
+// (transports/link_negotiation.h), which picks from the transport table.
 #pragma once
 
 #include <memory>
@@ -18,7 +17,7 @@ namespace hostccl {
 HcclResult makeLink(const PeerInfo& self, const PeerInfo& peer, uint64_t commId, uint32_t commSize, net::Fd fd,
                     Deadline deadline, const ErrorSite& site, std::unique_ptr<transport::Link>* out);
 
-// Whether the pair would be linked by shared memory (same host, no transport forced).
+// Whether the pair's first choice is shared memory (same host, no other transport forced).
 bool sharesMemoryWith(const PeerInfo& self, const PeerInfo& peer);
 // Whether two ranks are threads of one process that would use shared memory: their
 // link is then built by makeInProcessPair, without a connection.

@@ -11,7 +11,7 @@
 #include <mutex>
 
 #include "common/log.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "common/trace/trace.h"
 
 namespace hostccl::profiling {
@@ -22,7 +22,7 @@ struct Session {
     std::string dir;
     uint64_t switches = 0;
     uint64_t number = 0;  // sessions started in this process: file names never collide
-    std::map<const Communicator*, std::shared_ptr<Tracer>> live;
+    std::map<const Comm*, std::shared_ptr<Tracer>> live;
     std::vector<std::shared_ptr<Tracer>> detached;
 };
 Session& session() {
@@ -113,7 +113,7 @@ void finalize() {
     s.dir.clear();
 }
 
-std::shared_ptr<Tracer> tracerFor(const Communicator* comm) {
+std::shared_ptr<Tracer> tracerFor(const Comm* comm) {
     if (!gRunning.load(std::memory_order_relaxed)) return nullptr;
     Session& s = session();
     std::lock_guard<std::mutex> lock(s.mutex);
@@ -128,7 +128,7 @@ std::shared_ptr<Tracer> tracerFor(const Communicator* comm) {
     return tracer;
 }
 
-void detach(const Communicator* comm) {
+void detach(const Comm* comm) {
     Session& s = session();
     std::lock_guard<std::mutex> lock(s.mutex);
     auto it = s.live.find(comm);

@@ -12,7 +12,7 @@
 
 namespace hostccl {
 
-class Communicator;
+class Comm;
 class Tracer;
 
 namespace profiling {
@@ -30,9 +30,9 @@ void finalize();
 
 // The tracer `comm`'s ops record into while a session runs; null otherwise. Shared:
 // an op that began before aclprofStop keeps it alive to its end.
-std::shared_ptr<Tracer> tracerFor(const Communicator* comm);
+std::shared_ptr<Tracer> tracerFor(const Comm* comm);
 // A communicator being destroyed: its trace is kept for stop() to write.
-void detach(const Communicator* comm);
+void detach(const Comm* comm);
 
 }  // namespace profiling
 }  // namespace hostccl

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/bootstrap/root_info.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
 #include "common/net/socket.h"
@@ -154,7 +154,7 @@ int exactAllReduces(const World& w, uint32_t r, int rounds) {
 TEST(HostileInput, StrangersDuringOpsChangeNothing) {
     World w(3);
     ASSERT_TRUE(w.ok());
-    Attackers attack(net::Acceptor::instance().port(), static_cast<Communicator*>(w.comm(0))->id());
+    Attackers attack(net::Acceptor::instance().port(), static_cast<Comm*>(w.comm(0))->id());
     attack.start();
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // half-open and slow ones in place
     auto rcs = w.run([&](uint32_t r) { return exactAllReduces(w, r, 5000); });
@@ -237,7 +237,7 @@ TEST(HostileInput, StrangersDuringOnDemandConnectsChangeNothing) {
     {
         World w(4);
         ASSERT_TRUE(w.ok());
-        const uint64_t commId = static_cast<Communicator*>(w.comm(0))->id();
+        const uint64_t commId = static_cast<Comm*>(w.comm(0))->id();
         const uint16_t port = net::Acceptor::instance().port();
         std::vector<int> silent;
         for (int k = 0; k < 200; ++k) {  // before any link exists

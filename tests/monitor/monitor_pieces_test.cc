@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "core/monitor/diagnosis.h"
-#include "core/monitor/http_server.h"
-#include "core/monitor/job_gather.h"
-#include "core/monitor/job_view.h"
-#include "core/monitor/prometheus.h"
+#include "monitor/diagnosis.h"
+#include "monitor/http_server.h"
+#include "monitor/job_gather.h"
+#include "monitor/job_view.h"
+#include "monitor/prometheus.h"
 
 namespace hostccl::monitor {
 namespace {

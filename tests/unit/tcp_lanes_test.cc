@@ -11,9 +11,11 @@
 #include "common/reduce.h"
 #include "transports/tcp/tcp_connect.h"
 #include "transports/tcp/tcp_link.h"
+#include "tests/support/loopback.h"
 
 using hostccl::Deadline;
 using hostccl::net::Fd;
+using hostccl::test::loopbackConnection;
 using hostccl::transport::kLaneMinBytes;
 using hostccl::transport::lanePart;
 using hostccl::transport::TcpLink;
@@ -43,16 +45,6 @@ void expectTiles(size_t bytes, uint32_t lanes, uint32_t expectUsed) {
     }
     EXPECT_EQ(next, bytes);
     EXPECT_EQ(used, expectUsed) << bytes << " bytes over " << lanes << " lanes";
-}
-
-// A loopback connection: `*up` the connecting end, `*down` the accepted one.
-void loopbackConnection(Deadline deadline, Fd* up, Fd* down) {
-    std::string why;
-    Fd listener = hostccl::net::listenTcp("127.0.0.1", 0, &why);
-    ASSERT_TRUE(listener.valid()) << why;
-    *up = hostccl::net::connectTcp({"127.0.0.1", hostccl::net::boundPort(listener.get())}, deadline, &why);
-    *down = hostccl::net::acceptTcp(listener.get(), deadline, &why);
-    ASSERT_TRUE(up->valid() && down->valid()) << why;
 }
 
 // Two ends of one link: a loopback connection, then the lane handshake on both

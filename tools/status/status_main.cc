@@ -16,9 +16,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/monitor/http_fetch.h"
-#include "core/monitor/job_view.h"
-#include "core/monitor/monitor.h"
+#include "monitor/http_fetch.h"
+#include "monitor/job_view.h"
+#include "monitor/monitor.h"
 
 namespace {
 

@@ -76,7 +76,7 @@ bool connectLanes(int first, unsigned count, Deadline deadline, std::vector<net:
 }  // namespace
 
 // Two sockets moved 13-20 % more than one each way between two namespace hosts and
-// 10 % over loopback (64 MiB exchanges, docs/performance.md); four a few per cent
+// 10 % over loopback (64 MiB exchanges, docs/performance.md "sockets per link"); four a few per cent
 // more again, within the spread, at twice the descriptors and socket buffers.
 // (Read once: a malformed value is reported once, not for every link.)
 unsigned wantedTcpLanes() {

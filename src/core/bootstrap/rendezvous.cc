@@ -17,7 +17,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/thread_name.h"
-#include "core/comm_options.h"
+#include "core/comm_settings.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
 #include "core/net/whitelist.h"

@@ -8,7 +8,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "common/thread_name.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "core/flight_recorder.h"
 #include "core/health/health_session.h"
 

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "common/log.h"
-#include "core/comm_options.h"
+#include "core/comm_settings.h"
 #include "core/link_factory.h"
 #include "core/net/acceptor.h"
 

@@ -6,7 +6,7 @@
 
 #include "algorithms/selector.h"
 #include "common/env.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 
 namespace hostccl {
 
@@ -22,7 +22,7 @@ std::vector<std::pair<std::string, std::vector<uint32_t>>> hostsOf(const std::ve
     return hosts;
 }
 
-std::string hostsSection(const Communicator& c) {
+std::string hostsSection(const Comm& c) {
     auto hosts = hostsOf(c.peers());
     std::string out = fmt::format("communicator {}: {} ranks on {} host{}; this is rank {}\n", c.name(), c.size(),
                                   hosts.size(), hosts.size() == 1 ? "" : "s", c.rank());
@@ -43,7 +43,7 @@ std::string hostsSection(const Communicator& c) {
 // whether another pair has RDMA devices is known only to that pair.
 char linkLetter(LinkClass c) { return c == LinkClass::Shm ? 's' : c == LinkClass::Rdma ? 'r' : 't'; }
 
-std::string linksSection(const Communicator& c) {
+std::string linksSection(const Comm& c) {
     const bool tcpOnly = env::getString("HOSTCCL_TRANSPORT") == "tcp";
     uint32_t connected = 0;
     std::string rows;
@@ -69,7 +69,7 @@ std::string linksSection(const Communicator& c) {
 
 // What the selector picks for each collective at sizes from 8 B to 64 MiB (fp32 sum,
 // per-rank bytes; gathered collectives carry that much per rank).
-std::string choicesSection(const Communicator& c) {
+std::string choicesSection(const Comm& c) {
     static const std::pair<CollType, const char*> colls[] = {
         {CollType::AllReduce, "allreduce"}, {CollType::AllGather, "allgather"},
         {CollType::ReduceScatter, "reducescatter"}, {CollType::Broadcast, "broadcast"},
@@ -108,7 +108,7 @@ std::string choicesSection(const Communicator& c) {
 }
 }  // namespace
 
-std::string describeCommunicator(const Communicator& comm) {
+std::string describeCommunicator(const Comm& comm) {
     return hostsSection(comm) + linksSection(comm) +
            fmt::format("cost model: {}\n", modelOf(*comm.view().costs).params().summary()) + choicesSection(comm);
 }

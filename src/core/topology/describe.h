@@ -8,8 +8,8 @@
 
 namespace hostccl {
 
-class Communicator;
+class Comm;
 
-std::string describeCommunicator(const Communicator& comm);
+std::string describeCommunicator(const Comm& comm);
 
 }  // namespace hostccl

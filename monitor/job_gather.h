@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "core/monitor/diagnosis.h"
-#include "core/monitor/snapshot.h"
+#include "monitor/diagnosis.h"
+#include "core/metrics/snapshot.h"
 
 namespace hostccl::monitor {
 

@@ -1,4 +1,4 @@
-#include "core/monitor/status_json.h"
+#include "monitor/status_json.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "core/monitor/diagnosis.h"
+#include "monitor/diagnosis.h"
 
 #include <fmt/format.h>
 

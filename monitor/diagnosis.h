@@ -16,7 +16,7 @@
 #include <tuple>
 #include <vector>
 
-#include "core/monitor/snapshot.h"
+#include "core/metrics/snapshot.h"
 
 namespace hostccl::monitor {
 

@@ -5,7 +5,7 @@
 
 #include "algorithms/cost_model/cost_model.h"
 #include "algorithms/selector.h"
-#include "core/communicator.h"
+#include "core/comm.h"
 #include "core/flight_recorder.h"
 
 namespace hostccl {
@@ -22,7 +22,7 @@ const LinkCost* modelled(const CommView& view, uint32_t peer) {
 }
 }  // namespace
 
-monitor::CommSnapshot Communicator::snapshot() const {
+monitor::CommSnapshot Comm::snapshot() const {
     monitor::CommSnapshot s;
     s.comm = name();
     s.commId = id();
@@ -87,7 +87,7 @@ monitor::CommSnapshot Communicator::snapshot() const {
 namespace monitor {
 std::vector<CommSnapshot> snapshotAll() {
     std::vector<CommSnapshot> out;
-    forEachLiveComm([&](const Communicator& c) { out.push_back(c.snapshot()); });
+    forEachLiveComm([&](const Comm& c) { out.push_back(c.snapshot()); });
     return out;
 }
 }  // namespace monitor

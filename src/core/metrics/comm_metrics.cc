@@ -1,4 +1,4 @@
-#include "core/monitor/comm_metrics.h"
+#include "core/metrics/comm_metrics.h"
 
 #include <algorithm>
 

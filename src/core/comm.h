@@ -1,7 +1,8 @@
-// A communicator: this rank's place among `size` ranks, its links to the peers
-// (opened on first use, core/links/link_table.h), health channels to its ring
-// neighbours, settings, the collective sequence number and the sticky failure (the
-// first error, which every later op reports at once).
+// The core's communicator, what an HcclComm handle points to (the C++ API's public
+// hostccl::Communicator wraps such a handle): this rank's place among `size` ranks,
+// its links to the peers (opened on first use, core/links/link_table.h), health
+// channels to its ring neighbours, settings, the collective sequence number and the
+// sticky failure (the first error, which every later op reports at once).
 // Ops run on stream threads through execute(); they are serialised per
 // communicator, and different communicators run concurrently.
 #pragma once
@@ -24,12 +25,12 @@
 #include "common/siphash.h"
 #include "core/bootstrap/peer_info.h"
 #include "core/comm_memory.h"
-#include "core/comm_options.h"
+#include "core/comm_settings.h"
 #include "core/flight_recorder.h"
 #include "core/health/health_session.h"
 #include "core/links/link_table.h"
-#include "core/monitor/comm_metrics.h"
-#include "core/monitor/snapshot.h"
+#include "core/metrics/comm_metrics.h"
+#include "core/metrics/snapshot.h"
 #include "core/net/handshake.h"
 #include "common/trace/trace.h"
 #include "transports/link.h"
@@ -43,14 +44,14 @@ struct CommIdentity {
     uint32_t size = 0;
 };
 
-class Communicator {
+class Comm {
 public:
     // Opens the links (all of them with HOSTCCL_CONNECT_ALL=1, else on first use)
     // and the health channels (bounded by HCCL_CONNECT_TIMEOUT), and registers the
     // communicator so its handle is valid.
     static HcclResult create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
-                             CommOptions options, Communicator** out);
-    ~Communicator();
+                             CommSettings options, Comm** out);
+    ~Comm();
 
     HcclResult execute(const CollArgs& args);
 
@@ -89,7 +90,7 @@ public:
     // The core the stream threads running this rank's ops keep to, or -1 (see
     // core/topology/worker_affinity.h).
     int workerCpu() const { return workerCpu_; }
-    const CommOptions& options() const { return options_; }
+    const CommSettings& options() const { return options_; }
     // The exec timeout of the ops that start from now on (HostcclCommSetExecTimeout);
     // 0 = no limit. Starts as options().execTimeoutSec.
     void setExecTimeout(int64_t seconds) { execTimeoutSec_.store(seconds); }
@@ -101,11 +102,11 @@ public:
     // HCCL_SUCCESS, or the failure's code after logging why `op` cannot run.
     HcclResult refuseIfFailed(const char* op) const;
     ErrorSite site(const char* op = nullptr) const;
-    // What live monitoring shows of this communicator now (core/monitor/comm_snapshot.cc).
+    // What live monitoring shows of this communicator now (core/metrics/comm_snapshot.cc).
     monitor::CommSnapshot snapshot() const;
 
 private:
-    Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device, CommOptions options);
+    Comm(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device, CommSettings options);
     HcclResult connect();
     HcclResult connectHealth();
     // The health channel to `peer`: the higher rank dials.
@@ -125,7 +126,7 @@ private:
     const std::shared_ptr<const std::vector<PeerInfo>> table_;  // shared with health notices in flight
     const std::vector<PeerInfo>& peers_;
     const int32_t device_;
-    CommOptions options_;
+    CommSettings options_;
     std::unique_ptr<LinkTable> links_;
     std::shared_ptr<ProcessBoard> board_;  // every rank a thread of this process: the direct algorithms' meeting place
     std::vector<char> scratch_;
@@ -164,14 +165,14 @@ private:
 // Every live communicator writes its flight recorder (SIGUSR1).
 void dumpAllFlightRecords(const std::string& reason);
 // Calls `fn` on every live communicator; none is destroyed meanwhile (fn must not block).
-void forEachLiveComm(const std::function<void(const Communicator&)>& fn);
+void forEachLiveComm(const std::function<void(const Comm&)>& fn);
 
 // The table of live communicators: handle validation and lookup by name.
-bool registerComm(Communicator* c);
+bool registerComm(Comm* c);
 bool commAlive(const void* handle);
-Communicator* unregisterComm(const void* handle);  // nullptr when not live
+Comm* unregisterComm(const void* handle);  // nullptr when not live
 // When several live communicators share a name (HcclCommInitAll), the one on
 // `preferDevice` wins.
-Communicator* findCommByName(const std::string& name, int32_t preferDevice);
+Comm* findCommByName(const std::string& name, int32_t preferDevice);
 
 }  // namespace hostccl

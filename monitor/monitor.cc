@@ -1,4 +1,4 @@
-#include "core/monitor/monitor.h"
+#include "monitor/monitor.h"
 
 #include <unistd.h>
 
@@ -14,12 +14,12 @@
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "core/flight_recorder.h"
-#include "core/monitor/dashboard_page.h"
-#include "core/monitor/http_server.h"
-#include "core/monitor/job_gather.h"
-#include "core/monitor/prometheus.h"
-#include "core/monitor/snapshot.h"
-#include "core/monitor/status_json.h"
+#include "monitor/dashboard_page.h"
+#include "monitor/http_server.h"
+#include "monitor/job_gather.h"
+#include "monitor/prometheus.h"
+#include "core/metrics/snapshot.h"
+#include "monitor/status_json.h"
 
 namespace hostccl::monitor {
 
@@ -126,12 +126,7 @@ std::unique_ptr<HttpServer> listenIfAsked() {
 }
 }  // namespace
 
-bool enabled() {
-    static const bool on = env::getBool("HOSTCCL_MONITOR");
-    return on;
-}
-
-void ensureStarted() {
+void startProcessMonitor() {
     if (!enabled()) return;
     std::lock_guard<std::mutex> lock(gStartMutex);
     if (gState != nullptr && gOwner == ::getpid()) return;
@@ -143,9 +138,14 @@ void ensureStarted() {
     startDetached([st] { run(st); });
 }
 
-uint16_t endpointPort() {
+uint16_t processEndpointPort() {
     std::lock_guard<std::mutex> lock(gStartMutex);
     return gState != nullptr && gOwner == ::getpid() ? gState->port : 0;
+}
+
+bool install() {
+    installHooks({startProcessMonitor, processEndpointPort});
+    return true;
 }
 
 }  // namespace hostccl::monitor

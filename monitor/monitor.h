@@ -9,7 +9,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/monitor/diagnosis.h"
+#include "core/metrics/monitor_hooks.h"
+#include "monitor/diagnosis.h"
 
 namespace hostccl::monitor {
 
@@ -17,12 +18,13 @@ namespace hostccl::monitor {
 // on: the processes of one host take consecutive ports.
 constexpr int kMetricsPortTries = 64;
 
-// HOSTCCL_MONITOR: whether communicators measure at all.
-bool enabled();
 // Starts the thread and the endpoint once per process (again in a forked child);
-// nothing when monitoring is off.
-void ensureStarted();
-// The endpoint's port, 0 when there is none (after ensureStarted).
-uint16_t endpointPort();
+// nothing when monitoring is off (HOSTCCL_MONITOR, core/metrics/monitor_hooks.h).
+void startProcessMonitor();
+// The endpoint's port, 0 when there is none (after startProcessMonitor).
+uint16_t processEndpointPort();
+// Hands the two above to the core (core/metrics/monitor_hooks.h), which starts the
+// monitor with the process's first communicator. Always true.
+bool install();
 
 }  // namespace hostccl::monitor

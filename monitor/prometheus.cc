@@ -1,4 +1,4 @@
-#include "core/monitor/prometheus.h"
+#include "monitor/prometheus.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "core/monitor/http_server.h"
+#include "monitor/http_server.h"
 
 #include <fcntl.h>
 #include <sys/epoll.h>

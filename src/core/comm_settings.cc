@@ -1,4 +1,4 @@
-#include "core/comm_options.h"
+#include "core/comm_settings.h"
 
 #include <cstring>
 
@@ -27,8 +27,8 @@ void setProcessDeterministic(uint32_t v) {
 }
 uint32_t getProcessDeterministic() { return processDeterministic; }
 
-CommOptions optionsFromEnv() {
-    CommOptions o;
+CommSettings optionsFromEnv() {
+    CommSettings o;
     o.bufferSizeMB = static_cast<uint32_t>(env::getInt("HCCL_BUFFSIZE", 1, 1 << 20));
     std::string det = env::getString("HCCL_DETERMINISTIC");
     o.deterministic = det == "true" || det == "TRUE" ? 1 : det == "strict" || det == "STRICT" ? 2 : 0;
@@ -71,7 +71,7 @@ bool validRetrySetting(const std::string& s) {
     return compact.back() != ',';
 }
 
-HcclResult checkCompatibilitySettings(const CommOptions& o) {
+HcclResult checkCompatibilitySettings(const CommSettings& o) {
     if (!o.expansionAsked.empty() && !knownExpansionMode(o.expansionAsked) && o.expansionAsked.rfind("config ", 0) != 0)
         return fail(HCCL_E_PARA, "HCCL_OP_EXPANSION_MODE \"{}\" is none of AI_CPU, AIV, AIV_ONLY, HOST, HOST_TS, CCU_MS, CCU_SCHED",
                     o.expansionAsked);
@@ -84,7 +84,7 @@ HcclResult checkCompatibilitySettings(const CommOptions& o) {
 
 namespace {
 // The texts that must parse before anything is connected.
-HcclResult parseAlgo(CommOptions* out) {
+HcclResult parseAlgo(CommSettings* out) {
     std::string why;
     if (!parseAlgoOverride(out->algo, &out->algoOverride, &why))
         return fail(HCCL_E_PARA, "HCCL_ALGO / hcclAlgo \"{}\": {}", out->algo, why);
@@ -94,7 +94,7 @@ HcclResult parseAlgo(CommOptions* out) {
 }
 }  // namespace
 
-HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out) {
+HcclResult optionsFromConfig(const HcclCommConfig* config, CommSettings* out) {
     *out = optionsFromEnv();
     if (config == nullptr) {
         HOSTCCL_CHECK(checkCompatibilitySettings(*out));

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/bootstrap/peer_info.h"
-#include "core/monitor/comm_metrics.h"
+#include "core/metrics/comm_metrics.h"
 
 namespace hostccl::monitor {
 
@@ -58,7 +58,7 @@ struct CommSnapshot {
     std::shared_ptr<const std::vector<PeerInfo>> peers;  // every rank's bootstrap entry (endpoints, names)
 };
 
-// Every live communicator of this process (core/communicator.cc walks them).
+// Every live communicator of this process (core/comm.cc walks them).
 std::vector<CommSnapshot> snapshotAll();
 
 }  // namespace hostccl::monitor

@@ -1,4 +1,4 @@
-#include "core/monitor/http_fetch.h"
+#include "monitor/http_fetch.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "core/communicator.h"
+#include "core/comm.h"
 
 #include <sched.h>
 
@@ -13,7 +13,7 @@
 #include "algorithms/selector.h"
 #include "common/datatype.h"
 #include "common/env.h"
-#include "core/monitor/monitor.h"
+#include "core/metrics/monitor_hooks.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
 #include "core/link_factory.h"
@@ -27,8 +27,8 @@ constexpr const char* kLibraryVersion = "0.1.0";
 constexpr uint32_t kDirectMaxRanks = 64;
 }  // namespace
 
-Communicator::Communicator(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
-                           CommOptions options)
+Comm::Comm(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
+                           CommSettings options)
     : identity_(identity),
       table_(std::make_shared<const std::vector<PeerInfo>>(std::move(table))),
       peers_(*table_),
@@ -49,7 +49,7 @@ double msBetween(std::chrono::steady_clock::time_point a, std::chrono::steady_cl
 }
 }  // namespace
 
-Communicator::~Communicator() {
+Comm::~Comm() {
     const auto began = std::chrono::steady_clock::now();
     if (health_) health_->close();  // a goodbye first: our closing channels are not a death
     const auto healthClosed = std::chrono::steady_clock::now();
@@ -66,7 +66,7 @@ Communicator::~Communicator() {
                   msBetween(healthClosed, ended));
 }
 
-ErrorSite Communicator::site(const char* op) const {
+ErrorSite Comm::site(const char* op) const {
     ErrorSite s;
     s.comm = options_.name;
     s.rank = identity_.rank;
@@ -74,10 +74,10 @@ ErrorSite Communicator::site(const char* op) const {
     return s;
 }
 
-HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
-                                CommOptions options, Communicator** out) {
-    std::unique_ptr<Communicator> c(new Communicator(identity, std::move(table), device, std::move(options)));
-    Communicator* self = c.get();
+HcclResult Comm::create(const CommIdentity& identity, std::vector<PeerInfo> table, int32_t device,
+                                CommSettings options, Comm** out) {
+    std::unique_ptr<Comm> c(new Comm(identity, std::move(table), device, std::move(options)));
+    Comm* self = c.get();
     c->links_ = std::make_unique<LinkTable>(LinkTable::Identity{c->id(), c->secret(), c->rank(), c->name()},
                                             c->peers_, [self](uint32_t p) { return self->whoIs(p); }, &c->failure_);
     c->links_->open();
@@ -104,7 +104,7 @@ HcclResult Communicator::create(const CommIdentity& identity, std::vector<PeerIn
 
 // Health channels, the eager links if asked for, the view and the cost model (whose
 // probe is the first traffic on the links).
-HcclResult Communicator::connect() {
+HcclResult Comm::connect() {
     HOSTCCL_CHECK(connectHealth());
     if (env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1) HOSTCCL_CHECK(links_->connectAll(connectDeadline()));
     buildView();
@@ -117,7 +117,7 @@ HcclResult Communicator::connect() {
 // The higher rank of a pair dials; dialling lower neighbours first, then accepting
 // from higher ones, cannot deadlock (every rank's sequence follows one global order
 // of the pairs).
-HcclResult Communicator::connectHealth() {
+HcclResult Comm::connectHealth() {
     if (size() < 2) return HCCL_SUCCESS;
     std::set<uint32_t> watch;
     for (uint32_t p : {(rank() + size() - 1) % size(), (rank() + 1) % size()})
@@ -131,9 +131,9 @@ HcclResult Communicator::connectHealth() {
     return HCCL_SUCCESS;
 }
 
-std::string Communicator::whoIs(uint32_t peer) const { return hostccl::whoIs(peers_[peer]); }
+std::string Comm::whoIs(uint32_t peer) const { return hostccl::whoIs(peers_[peer]); }
 
-HcclResult Communicator::dialHealth(uint32_t peer, Deadline deadline) {
+HcclResult Comm::dialHealth(uint32_t peer, Deadline deadline) {
     ErrorSite s = site("init");
     s.peer = peer;
     const PeerInfo& info = peers_[peer];
@@ -152,7 +152,7 @@ HcclResult Communicator::dialHealth(uint32_t peer, Deadline deadline) {
     return HCCL_SUCCESS;
 }
 
-HcclResult Communicator::acceptHealth(uint32_t peer, Deadline deadline) {
+HcclResult Comm::acceptHealth(uint32_t peer, Deadline deadline) {
     ErrorSite s = site("init");
     s.peer = peer;
     net::Fd fd = claimAuthenticated(peer, net::Purpose::Health, deadline, s);
@@ -166,7 +166,7 @@ HcclResult Communicator::acceptHealth(uint32_t peer, Deadline deadline) {
 
 // The next connection that claims to be `peer` for `purpose` and proves the secret;
 // invalid when the deadline passes first.
-net::Fd Communicator::claimAuthenticated(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s) {
+net::Fd Comm::claimAuthenticated(uint32_t peer, net::Purpose purpose, Deadline deadline, const ErrorSite& s) {
     for (;;) {
         net::Hello hello{};
         // In slices, so that another rank's failure to create the communicator ends the wait.
@@ -192,7 +192,7 @@ static void logEnvironmentOnce() {
     });
 }
 
-void Communicator::logInit() const {
+void Comm::logInit() const {
     logEnvironmentOnce();
     std::array<int, kLinkClasses> links{};
     links_->forEach([&](transport::Link& l) { links[size_t(l.linkClass())]++; });
@@ -209,7 +209,7 @@ void Communicator::logInit() const {
                                                                  options_.expansionAsked));
 }
 
-HcclResult Communicator::execute(const CollArgs& args) {
+HcclResult Comm::execute(const CollArgs& args) {
     std::lock_guard<std::mutex> lock(execMutex_);
     HOSTCCL_CHECK(refuseIfFailed(collName(args.type)));
     view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
@@ -244,7 +244,7 @@ HcclResult Communicator::execute(const CollArgs& args) {
     return rc;
 }
 
-HcclResult Communicator::refuseIfFailed(const char* op) const {
+HcclResult Comm::refuseIfFailed(const char* op) const {
     if (!failure_.failed()) return HCCL_SUCCESS;
     CommFailure::Record prior = failure_.record();
     ErrorSite s = site(op);
@@ -257,7 +257,7 @@ HcclResult Communicator::refuseIfFailed(const char* op) const {
 
 // The op's error becomes the communicator's failure (if nothing failed before) and
 // the peers hear of it; a timeout also says what the peer was last seen doing.
-void Communicator::onOpFailed(HcclResult rc, const ErrorSite& s) {
+void Comm::onOpFailed(HcclResult rc, const ErrorSite& s) {
     failure_.raise(rc, s.peer, fmt::format("{} failed ({})", describe(s), resultName(rc)));
     CommFailure::Record r = failure_.record();
     if (r.code == HCCL_E_TIMEOUT && r.local && r.culprit >= 0 && uint32_t(r.culprit) < size()) {
@@ -268,21 +268,21 @@ void Communicator::onOpFailed(HcclResult rc, const ErrorSite& s) {
     dumpFlightRecord("failure");
 }
 
-std::string Communicator::dumpFlightRecord(const std::string& reason, bool always) {
+std::string Comm::dumpFlightRecord(const std::string& reason, bool always) {
     if (!recorder_ || (!always && failureDumped_.exchange(true))) return "";
     CommFailure::Record r = failure_.record();
     FlightRecorder::Identity who{name(), id(), rank(), size(), peers_[rank()].hostId, peers_[rank()].pid};
     return recorder_->dump(who, reason, r.code, r.culprit, r.text);
 }
 
-uint32_t Communicator::ranksOnThisMachine() const {
+uint32_t Comm::ranksOnThisMachine() const {
     const std::string mine = machineOf(peers_[rank()].hostId);
     uint32_t local = 0;
     for (const auto& p : peers_) local += machineOf(p.hostId) == mine ? 1 : 0;
     return local;
 }
 
-uint32_t Communicator::indexOnThisMachine() const {
+uint32_t Comm::indexOnThisMachine() const {
     const std::string mine = machineOf(peers_[rank()].hostId);
     uint32_t before = 0;
     for (uint32_t r = 0; r < rank(); ++r) before += machineOf(peers_[r].hostId) == mine ? 1 : 0;
@@ -293,7 +293,7 @@ uint32_t Communicator::indexOnThisMachine() const {
 // confines them all (a container), the machine's cores when the mask is a single
 // core: launchers bind each rank to its own core (mpirun does by default), and one
 // core per rank is not crowding.
-uint32_t Communicator::usableCores() {
+uint32_t Comm::usableCores() {
     const uint32_t online = std::max(1u, std::thread::hardware_concurrency());
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) return online;
@@ -302,7 +302,7 @@ uint32_t Communicator::usableCores() {
 }
 
 // What algorithms see; fixed once the links exist (only the sequence number changes).
-void Communicator::buildView() {
+void Comm::buildView() {
     view_.rank = rank();
     view_.size = size();
     view_.commId = id();
@@ -350,7 +350,7 @@ void Communicator::buildView() {
 
 // The selector's model: the parent's numbers for a sub-communicator, else the
 // configured ones completed by the init probe (every rank ends with the same).
-HcclResult Communicator::buildCostModel() {
+HcclResult Comm::buildCostModel() {
     CostParams params = options_.inheritedCosts ? *options_.inheritedCosts : options_.costs;
     const bool needTcp = view_.nodes > 1 || env::getString("HOSTCCL_TRANSPORT") == "tcp";
     if (!options_.inheritedCosts && options_.probeCosts && !fullyConfigured(params, needTcp))
@@ -365,7 +365,7 @@ HcclResult Communicator::buildCostModel() {
 
 // No lock per op unless a destroying thread waits (seq_cst both ways: either it sees
 // the count reach 0 or this sees it waiting).
-void Communicator::opFinished() {
+void Comm::opFinished() {
     const uint64_t finished = opsFinished_.fetch_add(1) + 1;
     if (idleWaiters_.load() > 0 && finished == opsEnqueued_.load()) {
         std::lock_guard<std::mutex> lock(idleMutex_);
@@ -374,7 +374,7 @@ void Communicator::opFinished() {
 }
 
 // A failed communicator has nothing worth waiting for: its queued ops fail at once.
-void Communicator::quiesce() {
+void Comm::quiesce() {
     idleWaiters_.fetch_add(1);
     struct Leave {
         std::atomic<int>& waiters;
@@ -401,7 +401,7 @@ void Communicator::quiesce() {
 
 // The links are left alone: the op thread may be inside one. The failure is what
 // stops it, within one wait slice.
-void Communicator::abort(const std::string& why) {
+void Comm::abort(const std::string& why) {
     // Not `local`: the peers hear an abort notice, not this rank's failure.
     if (failure_.raise(HCCL_E_INTERNAL, rank(), why, false)) health_->announceAbort();
     dumpFlightRecord("abort");
@@ -411,7 +411,7 @@ namespace {
 struct CommTable {
     std::mutex mutex;
     std::set<const void*> live;
-    std::vector<Communicator*> ordered;
+    std::vector<Comm*> ordered;
     // Bumped (under the mutex) whenever `live` changes: a thread that found a handle
     // live at some generation knows it still is while the generation stands.
     std::atomic<uint64_t> generation{0};
@@ -422,7 +422,7 @@ CommTable& table() {
 }
 }  // namespace
 
-bool registerComm(Communicator* c) {
+bool registerComm(Comm* c) {
     std::lock_guard<std::mutex> lock(table().mutex);
     table().ordered.push_back(c);
     table().generation.fetch_add(1, std::memory_order_release);
@@ -442,29 +442,29 @@ bool commAlive(const void* handle) {
     return true;
 }
 
-Communicator* unregisterComm(const void* handle) {
+Comm* unregisterComm(const void* handle) {
     std::lock_guard<std::mutex> lock(table().mutex);
     if (table().live.erase(handle) == 0) return nullptr;
     table().generation.fetch_add(1, std::memory_order_release);
     auto& v = table().ordered;
     v.erase(std::remove(v.begin(), v.end(), handle), v.end());
-    return static_cast<Communicator*>(const_cast<void*>(handle));
+    return static_cast<Comm*>(const_cast<void*>(handle));
 }
 
-void forEachLiveComm(const std::function<void(const Communicator&)>& fn) {
+void forEachLiveComm(const std::function<void(const Comm&)>& fn) {
     std::lock_guard<std::mutex> lock(table().mutex);
-    for (const Communicator* c : table().ordered) fn(*c);
+    for (const Comm* c : table().ordered) fn(*c);
 }
 
 void dumpAllFlightRecords(const std::string& reason) {
     std::lock_guard<std::mutex> lock(table().mutex);  // destroy waits: no communicator goes away meanwhile
-    for (Communicator* c : table().ordered) c->dumpFlightRecord(reason, true);
+    for (Comm* c : table().ordered) c->dumpFlightRecord(reason, true);
 }
 
-Communicator* findCommByName(const std::string& name, int32_t preferDevice) {
+Comm* findCommByName(const std::string& name, int32_t preferDevice) {
     std::lock_guard<std::mutex> lock(table().mutex);
-    Communicator* found = nullptr;
-    for (Communicator* c : table().ordered) {
+    Comm* found = nullptr;
+    for (Comm* c : table().ordered) {
         if (c->name() != name) continue;
         if (found == nullptr || c->device() == preferDevice) found = c;
     }

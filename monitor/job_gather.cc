@@ -1,13 +1,13 @@
-#include "core/monitor/job_gather.h"
+#include "monitor/job_gather.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <set>
 
-#include "core/monitor/http_fetch.h"
-#include "core/monitor/job_view.h"
-#include "core/monitor/status_json.h"
+#include "monitor/http_fetch.h"
+#include "monitor/job_view.h"
+#include "monitor/status_json.h"
 
 namespace hostccl::monitor {
 

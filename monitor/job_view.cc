@@ -1,4 +1,4 @@
-#include "core/monitor/job_view.h"
+#include "monitor/job_view.h"
 
 #include <fmt/format.h>
 

@@ -14,7 +14,7 @@
 
 namespace hostccl {
 
-struct CommOptions {
+struct CommSettings {
     uint32_t bufferSizeMB = 200;
     uint32_t deterministic = 0;
     std::string name;            // empty: the init path picks a default
@@ -31,14 +31,14 @@ struct CommOptions {
     std::string expansionAsked;
 };
 
-CommOptions optionsFromEnv();
+CommSettings optionsFromEnv();
 // HcclSetConfig(HCCL_DETERMINISTIC, v): a process-wide default below the config.
 void setProcessDeterministic(uint32_t v);
 uint32_t getProcessDeterministic();
 // Applies `config` on top of the environment; HCCL_E_PARA for a bad magic word, an
 // unterminated name or an invalid algorithm override. A NULL config means
 // environment only.
-HcclResult optionsFromConfig(const HcclCommConfig* config, CommOptions* out);
+HcclResult optionsFromConfig(const HcclCommConfig* config, CommSettings* out);
 
 // HCCL_CONNECT_TIMEOUT from now: the bound on every step of building a communicator.
 Deadline connectDeadline();
