@@ -65,9 +65,14 @@ std::shared_ptr<ccl::kvs> bootstrap(const std::string& file) {
         return kvs;
     }
     ccl::kvs::address_type addr;
+    const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     for (;;) {
         std::ifstream in(file, std::ios::binary);
         if (in.read(reinterpret_cast<char*>(addr.data()), addr.size())) break;
+        if (std::chrono::steady_clock::now() > giveUp) {
+            std::fprintf(stderr, "oneccl_perf: rank 0 published no KVS address in %s within 60 s\n", file.c_str());
+            std::exit(1);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return ccl::create_kvs(addr);
