@@ -240,6 +240,21 @@ public:
     const CostModel& model() const { return model_; }
     double estimate(const Algorithm* a, uint64_t bytes) const { return cost_.at(a).at(double(bytes)); }
     // True the first time (collective, power-of-two size class) is explained.
+    // The model's last pick for (collective, equal blocks, bytes), or -1: ops repeat (a
+    // training loop's buckets, a benchmark's iterations), and weighing every candidate
+    // again costs a hash lookup each. What makes a candidate usable or weighed is the
+    // communicator's and these three, so the pick stands. One word per collective:
+    // bytes (48 bits), equal blocks, the candidate's index + 1.
+    int rememberedPick(CollType t, bool equal, uint64_t bytes) const {
+        const uint64_t w = picks_[size_t(t) % picks_.size()].load(std::memory_order_relaxed);
+        return (w & kIndexMask) != 0 && w >> 16 == bytes && ((w >> 8) & 1) == uint64_t(equal) ? int(w & kIndexMask) - 1
+                                                                                              : -1;
+    }
+    void rememberPick(CollType t, bool equal, uint64_t bytes, size_t index) {
+        if (bytes >> 48 != 0) return;
+        picks_[size_t(t) % picks_.size()].store(bytes << 16 | uint64_t(equal) << 8 | (index + 1),
+                                                std::memory_order_relaxed);
+    }
     bool firstExplanation(CollType t, uint64_t bytes) {
         size_t bucket = 0;
         while (bucket < 63 && (uint64_t(2) << bucket) <= bytes) ++bucket;
@@ -251,6 +266,8 @@ private:
     CostModel model_;
     std::unordered_map<const Algorithm*, Linear> cost_;
     std::array<std::atomic<uint64_t>, 32> explained_{};
+    static constexpr uint64_t kIndexMask = 0x7f;
+    std::array<std::atomic<uint64_t>, 16> picks_{};
 };
 
 std::shared_ptr<SelectorCosts> prepareSelector(const CostModel& model) { return std::make_shared<SelectorCosts>(model); }
@@ -285,19 +302,26 @@ const Algorithm& adaptive(const Context& ctx) {
     const uint64_t bytes = ctx.opBytes();
     if (directMinBytes() >= 0 && directPossible(ctx) && bytes >= uint64_t(directMinBytes()))
         return *cands.back().algo;  // the direct one closes every list
-    const Algorithm* best = nullptr;
+    SelectorCosts* costs = ctx.costs();
+    const CollType type = ctx.args().type;
+    const bool equal = ctx.args().equalEverywhere;
+    if (costs != nullptr)
+        if (const int i = costs->rememberedPick(type, equal, bytes); i >= 0) return *cands[size_t(i)].algo;
+    size_t best = cands.size();
     double bestTime = 0;
-    for (const Candidate& c : cands) {
+    for (size_t i = 0; i < cands.size(); ++i) {
+        const Candidate& c = cands[i];
         if (!c.usable(ctx) || (c.weighed != nullptr && !c.weighed(ctx)) ||
             (c.usable == directUsable && directMinBytes() >= 0))
             continue;
-        const double t = ctx.costs() ? ctx.costs()->estimate(c.algo, bytes) : 0;
-        if (best == nullptr || t < bestTime * kMustBeCheaper) {
-            best = c.algo;
+        const double t = costs != nullptr ? costs->estimate(c.algo, bytes) : 0;
+        if (best == cands.size() || t < bestTime * kMustBeCheaper) {
+            best = i;
             bestTime = t;
         }
     }
-    return *best;
+    if (costs != nullptr) costs->rememberPick(type, equal, bytes, best);
+    return *cands[best].algo;
 }
 
 }  // namespace

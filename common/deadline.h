@@ -12,8 +12,10 @@ public:
     using Clock = std::chrono::steady_clock;
 
     static Deadline after(std::chrono::milliseconds d) { return Deadline(Clock::now() + d); }
-    static Deadline afterSeconds(int64_t s) {
-        return s <= 0 ? never() : after(std::chrono::milliseconds(s * 1000));
+    static Deadline afterSeconds(int64_t s) { return afterSecondsFrom(Clock::now(), s); }
+    // `s` seconds after `start`, a reading the caller has anyway.
+    static Deadline afterSecondsFrom(Clock::time_point start, int64_t s) {
+        return s <= 0 ? never() : Deadline(start + std::chrono::seconds(s));
     }
     static Deadline never() { return Deadline(Clock::time_point::max()); }
 

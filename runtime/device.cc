@@ -1,11 +1,12 @@
 #include "runtime/device.h"
 
 #include "common/env.h"
+#include "common/fast_tls.h"
 
 namespace hostccl::runtime {
 
 namespace {
-thread_local int32_t tCurrentDevice = -1;
+HOSTCCL_FAST_TLS thread_local int32_t tCurrentDevice = -1;
 }
 
 uint32_t deviceCount() {

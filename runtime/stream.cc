@@ -1,88 +1,196 @@
 #include "runtime/stream.h"
 
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)  // g++
+#define HOSTCCL_HAS_ASAN 1
+#elif defined(__has_feature)  // clang
+#if __has_feature(address_sanitizer)
+#define HOSTCCL_HAS_ASAN 1
+#endif
+#endif
+#ifdef HOSTCCL_HAS_ASAN
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include <algorithm>
 #include <memory>
 #include <unordered_map>
 
+#include "common/fast_tls.h"
 #include "common/thread_name.h"
 #include "runtime/device.h"
 
 namespace hostccl::runtime {
 
 namespace {
-// Queue capacity written once up front: a burst of queued tasks that grew the queue
-// inside a timed loop paid a page fault per new page (14 us each on the 2-core Debian 12 test VM).
-constexpr size_t kPrefaultedTasks = 1024;
-void prefault(std::vector<Task>* v) {
-    v->resize(kPrefaultedTasks);
-    v->clear();  // keeps the capacity
+HOSTCCL_FAST_TLS thread_local bool tIsWorker = false;
+
+// Plain tasks (events, callbacks, the C++ API's markers) in a slot.
+struct QueuedTask {
+    Task task;
+};
+int runQueuedTask(QueuedTask& t) {
+    int rc = t.task();
+    t.task = nullptr;  // drop what the task holds before it counts as done
+    return rc;
 }
+const WorkKind& taskKind() { return workKindOf<QueuedTask, runQueuedTask>(); }
 }  // namespace
 
+// Objects in the ring own memory (an op's count arrays) that only the ring points to;
+// a leak checker scans the heap and static data but not mapped memory, so it is told.
+#ifdef HOSTCCL_HAS_ASAN
+static void leakCheckerSees(void* at, size_t bytes, bool yes) {
+    if (yes) __lsan_register_root_region(at, bytes);
+    else __lsan_unregister_root_region(at, bytes);
+}
+#else
+static void leakCheckerSees(void*, size_t, bool) {}
+#endif
+
+// Work queued past the ring's capacity.
+struct Stream::Spilled {
+    explicit Spilled(const WorkKind& k) : kind(&k) { kind->create(work); }
+    ~Spilled() { kind->destroy(work); }
+    const WorkKind* kind;
+    alignas(16) unsigned char work[kWorkBytes];
+};
+
+// The ring is mapped for the stream and unmapped with it: 128 KiB from the heap, made and
+// freed by every communicator's stream, left the heap fragmented (a process creating
+// and destroying communicators grew by 65 KiB a cycle). Mapped populated, its pages are
+// all in before the first op: a page touched for the first time costs a fault (14 us on
+// the 2-core Debian 12 test VM), one per 16 slots inside a timed burst of queued ops.
 Stream::Stream(int32_t device) : device_(device) {
-    prefault(&queue_);
+    void* at = mmap(nullptr, kSlots * sizeof(Slot), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+                    -1, 0);
+    if (at == MAP_FAILED) throw std::bad_alloc();
+    ring_ = static_cast<Slot*>(at);
+    for (size_t i = 0; i < kSlots; ++i) new (&ring_[i]) Slot();
+    leakCheckerSees(ring_, kSlots * sizeof(Slot), true);
     worker_ = std::thread([this] { run(); });
 }
 
 Stream::~Stream() {
     {
-        std::lock_guard<std::mutex> lock(mutex_);
-        stopping_.store(true, std::memory_order_release);
+        std::lock_guard<std::mutex> lock(sleepMutex_);
+        stopping_.store(true);
     }
     workReady_.notify_all();
     worker_.join();
+    for (size_t i = 0; i < kSlots; ++i)
+        if (ring_[i].kind != nullptr) ring_[i].kind->destroy(ring_[i].work);
+    leakCheckerSees(ring_, kSlots * sizeof(Slot), false);
+    munmap(ring_, kSlots * sizeof(Slot));
+}
+
+void* Stream::claim(const WorkKind& kind) {
+    enqueueMutex_.lock();
+    // Each side reads the other's counter only when its last reading says the ring is
+    // full (here) or empty (runOne): while both are busy, the counters' lines stay put.
+    if (tail_ - headSeen_ >= kSlots) headSeen_ = head_.load(std::memory_order_acquire);
+    if (spill_.empty() && tail_ - headSeen_ < kSlots) {
+        Slot& slot = ring_[tail_ % kSlots];
+        if (slot.kind != &kind) {
+            if (slot.kind != nullptr) slot.kind->destroy(slot.work);
+            slot.kind = nullptr;
+            kind.create(slot.work);
+            slot.kind = &kind;
+        }
+        return slot.work;
+    }
+    spill_.push_back(std::make_unique<Spilled>(kind));
+    return spill_.back()->work;
+}
+
+uint64_t Stream::publish() {
+    // seq_cst stores then the load of sleeping_, against the worker's store of sleeping_
+    // then its loads of these: either it sees the work or this sees it asleep.
+    if (spill_.empty()) published_.store(++tail_);
+    else spilled_.store(true);
+    const uint64_t ticket = enqueued_.load(std::memory_order_relaxed) + 1;
+    enqueued_.store(ticket, std::memory_order_release);
+    enqueueMutex_.unlock();
+    if (sleeping_.load()) wakeWorker();
+    return ticket;
 }
 
 uint64_t Stream::enqueue(Task task) {
-    bool wake;
-    uint64_t ticket;
+    return enqueueInPlace<QueuedTask>(taskKind(), [&](QueuedTask& t) { t.task = std::move(task); });
+}
+
+void Stream::wakeWorker() {
+    { std::lock_guard<std::mutex> lock(sleepMutex_); }  // the worker is waiting, or will see the change
+    workReady_.notify_one();
+}
+
+bool Stream::takeBaton() {
+    bool free = false;
+    return consuming_.compare_exchange_strong(free, true, std::memory_order_acquire);
+}
+
+void Stream::dropBaton() {
+    consuming_.store(false);  // seq_cst, against the worker's sleeping_ then consuming_
+    if (sleeping_.load() && (hasWork() || stopping_.load())) wakeWorker();
+}
+
+bool Stream::hasWork() const {
+    return head_.load(std::memory_order_relaxed) != published_.load() || spilled_.load();
+}
+
+bool Stream::runOne() {
+    const uint64_t h = head_.load(std::memory_order_relaxed);
+    if (h == publishedSeen_) publishedSeen_ = published_.load(std::memory_order_acquire);
+    if (h == publishedSeen_) return spilled_.load(std::memory_order_acquire) && runSpilled();
+    Slot& slot = ring_[h % kSlots];
+    const int rc = slot.kind->run(slot.work);
+    head_.store(h + 1, std::memory_order_release);  // the slot is the queuing threads' again
+    finished(rc);
+    return true;
+}
+
+// Work spills only while the ring is full, and queuing threads use the ring again only
+// once the list is empty: the ring's work, then the list's, keeps the order.
+bool Stream::runSpilled() {
+    std::deque<std::unique_ptr<Spilled>> batch;
     {
-        std::lock_guard<std::mutex> lock(mutex_);
-        queue_.push_back(std::move(task));
-        ticket = ++enqueued_;
-        wake = workerAsleep_ && !running_;
+        std::lock_guard<std::mutex> lock(enqueueMutex_);
+        if (head_.load(std::memory_order_relaxed) != published_.load(std::memory_order_relaxed))
+            return true;  // filled meanwhile, before the spill: older than it
+        batch.swap(spill_);
+        spilled_.store(false);
     }
-    if (wake) workReady_.notify_one();
-    return ticket;
+    for (auto& w : batch) {
+        const int rc = w->kind->run(w->work);
+        finished(rc);
+    }
+    return true;
 }
 
 bool Stream::runHere(uint64_t ticket) {
     const uint32_t limit = callersRunUpTo_.load(std::memory_order_relaxed);
-    if (limit == 0) return false;
-    std::vector<Task> mine;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (running_ || taken_ >= ticket || queue_.empty()) return false;
-        const size_t n = std::min<uint64_t>(queue_.size(), ticket - taken_);
-        if (n > limit) return false;
-        mine.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.begin() + n));
-        queue_.erase(queue_.begin(), queue_.begin() + n);
-        taken_ += n;
-        running_ = true;
+    if (limit == 0 || completed_.load(std::memory_order_acquire) >= ticket || !takeBaton()) return false;
+    const uint64_t done = completed_.load(std::memory_order_relaxed);
+    // Everything up to the ticket is in the ring (a spill means a queue far past any limit).
+    if (done >= ticket || ticket - done > limit || spilled_.load()) {
+        dropBaton();
+        return false;
     }
     const int32_t callerDevice = currentDevice();
     setCurrentDevice(device_);  // as on the worker
-    runTasks(mine);
-    setCurrentDevice(callerDevice);
-    bool wake;
-    {
-        std::lock_guard<std::mutex> lock(mutex_);
-        running_ = false;
-        wake = workerAsleep_;  // it waits while running_: tasks queued since, or stopping
+    while (completed_.load(std::memory_order_relaxed) < ticket && runOne()) {
     }
-    if (wake) workReady_.notify_one();
+    setCurrentDevice(callerDevice);
+    dropBaton();
     return true;
 }
 
 int Stream::synchronize(Deadline deadline) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const uint64_t target = enqueued_;
-    if (deadline.isNever()) {  // a wait with a deadline must be free to return at it
-        lock.unlock();
-        runHere(target);
-        lock.lock();
-    }
-    // seq_cst store then load, against the worker's increment then load: either it
+    const uint64_t target = enqueued_.load(std::memory_order_acquire);
+    if (deadline.isNever()) runHere(target);  // a wait with a deadline must be free to return at it
+    std::unique_lock<std::mutex> lock(doneMutex_);
+    // seq_cst store then load, against the runner's increment then load: either it
     // sees this wakeAt_ or this sees its count, so the wake-up cannot be missed.
     auto done = [&] {
         wakeAt_.store(std::min(wakeAt_.load(), target));  // (re)arm after every wake-up
@@ -98,58 +206,39 @@ int Stream::synchronize(Deadline deadline) {
     return err;
 }
 
-namespace {
-thread_local bool tIsWorker = false;
-}
-
 bool Stream::onWorkerThread() { return tIsWorker; }
 
-// Runs tasks in batches: one lock round per batch, not two per task.
+// Runs while there is work and no caller holds the baton; sleeps otherwise.
 void Stream::run() {
     nameThisThread("hccl-stream");
     tIsWorker = true;
     setCurrentDevice(device_);  // tasks see the stream's device as current
-    std::vector<Task> batch;
-    prefault(&batch);  // swapped with queue_: both buffers take turns
-    bool ran = false;
-    while (takeBatch(&batch, ran)) {
-        runTasks(batch);
-        batch.clear();
-        ran = true;
+    for (;;) {
+        if (takeBaton()) {
+            while (runOne()) {
+            }
+            consuming_.store(false);
+        }
+        std::unique_lock<std::mutex> lock(sleepMutex_);
+        sleeping_.store(true);  // seq_cst, then the loads in hasWork and of consuming_
+        // While a caller runs tasks (runHere) the worker takes none, even when stopping.
+        workReady_.wait(lock, [&] { return (hasWork() || stopping_.load()) && !consuming_.load(); });
+        sleeping_.store(false, std::memory_order_relaxed);
+        if (stopping_.load() && !hasWork()) return;
     }
-}
-
-void Stream::runTasks(std::vector<Task>& tasks) {
-    for (Task& task : tasks) {
-        int rc = task();
-        task = nullptr;  // drop what the task holds before it counts as done
-        lastResult_ = rc;
-        finished(rc);
-    }
-}
-
-bool Stream::takeBatch(std::vector<Task>* batch, bool ranLast) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    if (ranLast) running_ = false;
-    // While a caller runs tasks (runHere) the worker takes none, even when stopping.
-    while (running_ || (queue_.empty() && !stopping_)) {
-        workerAsleep_ = true;
-        workReady_.wait(lock);
-        workerAsleep_ = false;
-    }
-    batch->swap(queue_);
-    taken_ += batch->size();
-    running_ = !batch->empty();
-    return !batch->empty();
 }
 
 void Stream::finished(int rc) {
+    lastResult_ = rc;
     if (rc != 0) {
-        std::lock_guard<std::mutex> lock(mutex_);
+        std::lock_guard<std::mutex> lock(doneMutex_);
         if (firstError_ == 0) firstError_ = rc;
     }
-    if (completed_.fetch_add(1) + 1 >= wakeAt_.load()) {
-        std::lock_guard<std::mutex> lock(mutex_);
+    // Only the baton holder writes the count: a store, not a locked add.
+    const uint64_t count = completed_.load(std::memory_order_relaxed) + 1;
+    completed_.store(count);  // seq_cst, then the load of wakeAt_
+    if (count >= wakeAt_.load()) {
+        std::lock_guard<std::mutex> lock(doneMutex_);
         wakeAt_.store(UINT64_MAX);
         workDone_.notify_all();
     }
@@ -187,7 +276,7 @@ std::shared_ptr<Stream> resolveStream(aclrtStream handle) {
         uint64_t generation = UINT64_MAX;
         std::weak_ptr<Stream> stream;
     };
-    thread_local Last last;
+    HOSTCCL_FAST_TLS thread_local Last last;
     StreamTable& t = streamTable();
     const uint64_t generation = t.generation.load(std::memory_order_acquire);
     if (handle == last.handle && generation == last.generation)

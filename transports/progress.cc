@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "common/fast_tls.h"
+
 namespace hostccl::transport {
 
 namespace {
@@ -116,8 +118,8 @@ private:
     // were not read. False when some link cannot sleep.
     bool sleepOnDoorbells(const std::vector<Link*>& links, const std::vector<uint32_t>& stamps,
                           const std::vector<Transfer*>& transfers, Deadline deadline, bool stampsRead) {
-        thread_local std::vector<Link*> sleeping;
-        thread_local std::vector<SleepWord> words;
+        HOSTCCL_FAST_TLS thread_local std::vector<Link*> sleeping;
+        HOSTCCL_FAST_TLS thread_local std::vector<SleepWord> words;
         sleeping.clear();
         for (Link* l : links) {
             if (!busy(l, transfers)) continue;
@@ -293,8 +295,8 @@ private:
 HcclResult waitAll(const std::vector<Transfer*>& transfers, Deadline deadline, CommFailure* failure, ErrorSite site,
                    bool crowded, WaitWatch* watch) {
     Idler idler(crowded);
-    thread_local std::vector<Link*> links;
-    thread_local std::vector<uint32_t> stamps;
+    HOSTCCL_FAST_TLS thread_local std::vector<Link*> links;
+    HOSTCCL_FAST_TLS thread_local std::vector<uint32_t> stamps;
     linksOf(transfers, &links);
     stamps.resize(links.size());
     BulkTimer bulk(transfers, watch != nullptr);

@@ -4,6 +4,7 @@
 
 #include "api/op_queue.h"
 #include "api/validate.h"
+#include "common/fast_tls.h"
 
 namespace hostccl::api::group {
 
@@ -17,7 +18,7 @@ struct GroupState {
     int depth = 0;
     std::vector<Deferred> ops;
 };
-thread_local GroupState tGroup;
+HOSTCCL_FAST_TLS thread_local GroupState tGroup;
 
 bool pointToPoint(CollType t) { return t == CollType::Send || t == CollType::Recv || t == CollType::BatchSendRecv; }
 

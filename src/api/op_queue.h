@@ -1,6 +1,5 @@
-// Collectives queued on a stream: the records of pending ops (pooled, so that no op
-// allocates on one thread and frees on another) and how many of a stream's tasks a
-// waiting caller may run itself.
+// Collectives queued on a stream (built in place in its ring) and how many of a
+// stream's tasks a waiting caller may run itself.
 #pragma once
 
 #include <cstdint>

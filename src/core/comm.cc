@@ -13,6 +13,8 @@
 #include "algorithms/selector.h"
 #include "common/datatype.h"
 #include "common/env.h"
+#include "common/fast_tls.h"
+#include "common/wall_clock.h"
 #include "core/metrics/monitor_hooks.h"
 #include "core/net/acceptor.h"
 #include "core/net/handshake.h"
@@ -214,14 +216,15 @@ HcclResult Comm::execute(const CollArgs& args) {
     HOSTCCL_CHECK(refuseIfFailed(collName(args.type)));
     view_.seq = isPointToPoint(args.type) ? 0 : ++collSeq_;
     health_->setSeq(view_.seq);
-    const int64_t startUs = FlightRecorder::wallUs();  // one clock read for the recorder and the metrics
+    const Deadline::Clock::time_point began = Deadline::Clock::now();  // for the deadline, recorder and metrics
+    const int64_t startUs = wallUsAt(began);
     if (monitored_) metrics_.opStarted(args.type, view_.seq, startUs);
     if (recorder_) recorder_->started(args.flightId, view_.seq, startUs);
     // HOSTCCL_TRACE's tracer, else a running profiling session's (aclprofStart).
     const std::shared_ptr<Tracer> profiled = tracer_ ? nullptr : profiling::tracerFor(this);
     Tracer* tracer = tracer_ ? tracer_.get() : profiled.get();
     view_.tracer = tracer;
-    Context ctx(view_, args, Deadline::afterSeconds(execTimeoutSec()), &failure_);
+    Context ctx(view_, args, Deadline::afterSecondsFrom(began, execTimeoutSec()), &failure_);
     if (view_.board != nullptr && view_.seq != 0) view_.board->announce(rank(), ctx.opTag());
     const Algorithm& algo = selectAlgorithm(ctx);
     explainIfAsked(ctx);
@@ -237,7 +240,7 @@ HcclResult Comm::execute(const CollArgs& args) {
                                 isReduction(args.type) ? reduceOpName(args.op) : "none", args.root, ran,
                                 resultName(rc)));
     view_.tracer = tracer_.get();  // a profiling session's tracer may end with the session
-    const int64_t endUs = FlightRecorder::wallUs();
+    const int64_t endUs = wallUsAt(Deadline::Clock::now());
     if (monitored_) metrics_.opEnded(args.type, ctx.opBytes(), rc, endUs);
     if (recorder_) recorder_->ended(args.flightId, rc, ran, rc == HCCL_SUCCESS ? -1 : failure_.record().culprit, endUs);
     if (rc != HCCL_SUCCESS) onOpFailed(rc, ctx.site());
@@ -432,8 +435,8 @@ bool registerComm(Comm* c) {
 // Every API call asks this. Each thread remembers the last handle it found live: with
 // 1024 thread ranks, one global lock and a tree walk per call were shared by all of them.
 bool commAlive(const void* handle) {
-    thread_local const void* lastLive = nullptr;
-    thread_local uint64_t lastGeneration = 0;
+    HOSTCCL_FAST_TLS thread_local const void* lastLive = nullptr;
+    HOSTCCL_FAST_TLS thread_local uint64_t lastGeneration = 0;
     if (handle == lastLive && table().generation.load(std::memory_order_acquire) == lastGeneration) return true;
     std::lock_guard<std::mutex> lock(table().mutex);
     if (table().live.count(handle) == 0) return false;

@@ -7,9 +7,9 @@
 // first op where they diverge and the ranks that never arrived.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,7 +50,6 @@ private:
     enum class State : uint8_t { Queued, Running, Done, Failed };
     // What the caller knew when it queued the op.
     struct Entry {
-        uint64_t id = 0;
         CollType type = CollType::AllReduce;
         HcclDataType dtype = HCCL_DATA_TYPE_FP32;
         HcclReduceOp op = HCCL_REDUCE_SUM;
@@ -59,9 +58,8 @@ private:
         uint64_t count = 0;  // V forms: the sum of this rank's send counts
         int64_t queuedUs = 0;
     };
-    // What the stream's thread wrote when the op ran (state Queued: it has not).
+    // What the thread running the op wrote (none yet: it has not started).
     struct Progress {
-        uint64_t id = 0;
         uint64_t seq = 0;
         State state = State::Queued;
         HcclResult result = HCCL_SUCCESS;
@@ -69,17 +67,37 @@ private:
         int64_t culprit = -1;
         int64_t startedUs = 0, endedUs = 0;
     };
-    Progress* progressOf(uint64_t id);  // null once overwritten
+    // One entry, written by one thread at a time without a lock and read by a dump as a
+    // seqlock: the tag (the op's id) is cleared before the words are written and set
+    // after them, and a reader keeps what it read only when it saw that tag before and
+    // after. An op costs its caller one atomic add (its id) and plain stores, and the
+    // running thread plain stores; the two halves sit in separate arrays, so the caller's
+    // lines and the runner's never cross cores.
+    template <class T>
+    class Slot {
+    public:
+        void write(uint64_t tag, const T& value);
+        bool read(uint64_t tag, T* out) const;  // false: not that op's, or being written
+        uint64_t tag() const { return tag_.load(std::memory_order_acquire); }
 
-    // The caller's half and the stream's half live in separate arrays behind separate
-    // locks: one lock and one array shared by the two threads cost a contended lock
-    // and a cache line crossing cores three times per op. A dump takes both. Each half
-    // starts a cache line of its own.
-    alignas(64) mutable std::mutex queuedMutex_;
-    std::vector<Entry> ring_;
-    uint64_t next_ = 1;
-    alignas(64) mutable std::mutex progressMutex_;
-    std::vector<Progress> progress_;
+    private:
+        static constexpr size_t kWords = (sizeof(T) + 7) / 8;
+        std::atomic<uint64_t> tag_{0};
+        std::atomic<uint64_t> words_[kWords] = {};
+    };
+
+    // Both arrays hold a power of two of entries (at least the capacity asked for), so an
+    // op finds its entry with a mask: a division per lookup, three per op, measured as a
+    // tenth of a one-rank 8-byte op. A dump shows the last `capacity_` ops.
+    size_t index(uint64_t id) const { return size_t(id) & mask_; }
+    // Read-only once built, read by the callers and the running thread alike.
+    size_t capacity_;
+    uint64_t mask_;
+    std::vector<Slot<Entry>> ring_;
+    std::vector<Slot<Progress>> progress_;
+    // The callers' counter, alone on its line: beside the arrays' pointers, every op's
+    // add pulled the line from the running thread that had just read them, and back.
+    alignas(64) std::atomic<uint64_t> next_{1};
 };
 
 // SIGUSR1 asks for a dump of every live communicator; installed when

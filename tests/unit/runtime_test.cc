@@ -91,6 +91,101 @@ static void producersRace(bool callersRun) {
 TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDone) { producersRace(false); }
 TEST(Stream, ConcurrentProducersEachSeeTheirOwnWorkDoneWhenCallersRunTasks) { producersRace(true); }
 
+// Work queued while the worker is held past the ring's capacity spills into a list: every
+// task still runs once, each thread's in the order it queued them, with distinct tickets,
+// and the ring is used again afterwards.
+TEST(Stream, WorkPastTheRingSpillsAndRunsInOrderFromSeveralThreads) {
+    StreamGuard g;
+    auto stream = hostccl::runtime::resolveStream(g.s);
+    std::atomic<bool> release{false};
+    stream->enqueue([&] {
+        while (!release) std::this_thread::sleep_for(1ms);
+        return 0;
+    });
+    constexpr int kThreads = 4, kEach = 1000;  // 4000 tasks: several times the ring
+    std::vector<std::pair<int, int>> ran;       // (thread, index), written by the runner only
+    std::vector<std::vector<uint64_t>> tickets(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i)
+                tickets[t].push_back(stream->enqueue([&ran, t, i] {
+                    ran.emplace_back(t, i);
+                    return 0;
+                }));
+        });
+    for (auto& th : threads) th.join();
+    release = true;
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    ASSERT_EQ(ran.size(), size_t(kThreads) * kEach);
+    std::vector<int> next(kThreads, 0);
+    for (auto [t, i] : ran) EXPECT_EQ(i, next[t]++) << "thread " << t;
+    std::vector<uint64_t> all;
+    for (auto& v : tickets) all.insert(all.end(), v.begin(), v.end());
+    std::sort(all.begin(), all.end());
+    EXPECT_EQ(std::adjacent_find(all.begin(), all.end()), all.end()) << "a ticket given twice";
+    EXPECT_EQ(all.front(), 2u);
+    EXPECT_EQ(all.back(), uint64_t(kThreads) * kEach + 1);
+    ran.clear();
+    for (int i = 0; i < 10; ++i) stream->enqueue([&ran, i] { ran.emplace_back(0, i); return 0; });
+    ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+    ASSERT_EQ(ran.size(), 10u);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(ran[i].second, i);
+}
+
+// Work built in place: each object is created once per slot (or spill entry) and kind,
+// kept between uses of its slot, and destroyed when the slot goes to another kind or
+// the stream ends; a task and in-place work interleave in queue order.
+namespace {
+struct Tally {
+    static inline std::atomic<int> created{0}, destroyed{0};
+    Tally() { ++created; }
+    ~Tally() { ++destroyed; }
+    std::vector<int>* out = nullptr;
+    int value = 0;
+    int uses = 0;  // how many times this object was queued
+};
+int runTally(Tally& t) {
+    t.out->push_back(t.value * 100 + t.uses);
+    return 0;
+}
+}  // namespace
+
+TEST(Stream, InPlaceWorkLivesInItsSlotAndIsDestroyedOnce) {
+    Tally::created = 0;
+    Tally::destroyed = 0;
+    std::vector<int> out;
+    {
+        StreamGuard g;
+        auto stream = hostccl::runtime::resolveStream(g.s);
+        const auto& kind = hostccl::runtime::workKindOf<Tally, runTally>();
+        for (int i = 0; i < 3000; ++i) {
+            if (i % 3 == 2) {
+                stream->enqueue([&out, i] { out.push_back(i * 100); return 0; });
+                continue;
+            }
+            stream->enqueueInPlace<Tally>(kind, [&](Tally& t) {
+                t.out = &out;
+                t.value = i;
+                ++t.uses;
+            });
+            if (i % 100 == 0) {
+                ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+            }
+        }
+        ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+        ASSERT_EQ(out.size(), 3000u);
+        int reused = 0;
+        for (int i = 0; i < 3000; ++i) {
+            EXPECT_EQ(out[i] / 100, i);
+            reused += out[i] % 100 > 1 ? 1 : 0;
+        }
+        EXPECT_GT(reused, 0) << "no slot kept its object for a later op of its kind";
+        EXPECT_LT(Tally::created.load(), 2000) << "an object was built for every op";
+    }
+    EXPECT_EQ(Tally::created.load(), Tally::destroyed.load());
+}
+
 // runHere: the caller runs the queued tasks up to its ticket, in order, on its own
 // thread, when no thread runs the stream's tasks; never while the worker runs one, and
 // never unless the stream allows it.

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "common/env.h"
+#include "common/fast_tls.h"
 #include "common/log.h"
 
 namespace hostccl {
@@ -42,7 +43,7 @@ int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachin
 }
 
 void keepThisThreadOn(int cpu) {
-    thread_local int boundTo = -1;
+    HOSTCCL_FAST_TLS thread_local int boundTo = -1;
     if (cpu < 0 || cpu == boundTo) return;
     cpu_set_t set;
     CPU_ZERO(&set);
