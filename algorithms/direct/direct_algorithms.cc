@@ -202,18 +202,33 @@ HcclResult DirectAlltoAllV::run(Context& ctx) const {
     return w.close(ctx);
 }
 
+// Every rank copies one block of the root's buffer into every receiver that offers its
+// buffer, so the copying runs on every rank's core at once (on 2 ranks the root and the
+// receiver each copy half) instead of on each receiver's alone. A receiver whose buffer
+// the other processes cannot map offers none and copies all of it itself.
 HcclResult DirectBroadcast::run(Context& ctx) const {
     const CollArgs& a = ctx.args();
-    const bool root = ctx.rank() == a.root;
-    const size_t bytes = a.count * ctx.elemSize();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const bool root = me == a.root;
+    const size_t es = ctx.elemSize(), bytes = a.count * es;
     char* buf = static_cast<char*>(a.recvBuf);
+    const bool offers = root || ctx.singleProcess() || transport::mappableByOtherProcesses(transport::describeRegion(buf, bytes));
     PeerWindows w;
     HOSTCCL_CHECK(w.open(ctx, 1, true, [&](uint32_t, PeerWindows::Range* r) {
-        r[0] = root ? PeerWindows::Range{buf, bytes} : PeerWindows::Range{nullptr, 0};  // only the root's is read
+        r[0] = offers ? PeerWindows::Range{buf, bytes} : PeerWindows::Range{nullptr, 0};
     }));
     if (!w.usable()) return fallBack(ctx);
-    if (!root)
-        if (const char* src = expectRegion(ctx, w, a.root, bytes)) copyOut(outgrowsCache(ctx), buf, src, bytes);
+    const char* src = root ? buf : expectRegion(ctx, w, a.root, bytes);
+    if (src == nullptr) return w.close(ctx);
+    const bool stream = outgrowsCache(ctx);
+    if (!offers) copyOut(stream, buf, src, bytes);
+    const Block mine = evenBlocks(a.count, n)[me];
+    for (uint32_t q = 0; q < n && mine.count > 0; ++q) {
+        if (q == a.root || (q == me && !offers) || (q != me && w.regionBytes(q, 0) == 0)) continue;
+        char* dst = q == me ? buf : const_cast<char*>(expectRegion(ctx, w, q, bytes));
+        if (dst == nullptr) return w.close(ctx);
+        copyOut(stream, dst + mine.offset * es, src + mine.offset * es, mine.count * es);
+    }
     return w.close(ctx);
 }
 
@@ -262,7 +277,8 @@ Linear DirectReduceScatter::cost(const CostModel& model) const {
     return handshakes(model) + model.reduce(others(model)) + model.copy(1.0 / model.ranks());
 }
 Linear DirectAlltoAllV::cost(const CostModel& model) const { return handshakes(model) + model.copy(others(model)); }
-Linear DirectBroadcast::cost(const CostModel& model) const { return handshakes(model) + model.copy(1.0); }
+// Each rank copies its block to every other receiver: (n-1)/n of the buffer per rank.
+Linear DirectBroadcast::cost(const CostModel& model) const { return handshakes(model) + model.copy(others(model)); }
 Linear DirectReduce::cost(const CostModel& model) const { return handshakes(model) + model.reduce(others(model)); }
 
 }  // namespace hostccl
