@@ -373,7 +373,7 @@ verdicts() {  # collective, busbw hostccl/best/name at 64 MiB and 64 KiB, 8 B ti
     verdict "64 MiB busbw >= ${need}.0x the best peer's" "$label" "$coll" "$hb GB/s, $bbn $bb GB/s" \
         "$(judge "$hb" "$(awk -v b="$bb" -v k=$need 'BEGIN { print k * b }')" higher)"
     [ "$transport" = shm ] || return 0
-    # Against the baseline as fractions of each run's memcpy: this VM's memory speed moves
+    # Against the baseline as fractions of each run's memcpy: the 2-core test VM's memory speed moves
     # by 2x from day to day, and busbw with it.
     base=$(baseline_busbw "$label" "$coll") base_memcpy=$(baseline_memcpy)
     if [ -z "$base" ] || [ -z "$base_memcpy" ]; then

@@ -10,7 +10,7 @@
 #   hosts2x4         HOSTCCL_HOST_ID=a,a,a,a,b,b,b,b: two emulated hosts, shared memory
 #                    inside each, TCP between them
 # Ranges overlap so that no size is the first a process runs (the first calls after
-# init are slow). Times are the best of three runs of each forced algorithm (this VM's run-to-run
+# init are slow). Times are the best of three runs of each forced algorithm (the 2-core test VM's run-to-run
 # noise is larger than the 10 % being checked); comparing the choice's forced time
 # with the best forced time keeps the same noise on both sides. Per-size rows go to
 # the raw logs; the summary gives, per collective, how often the choice was the
