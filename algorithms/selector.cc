@@ -239,7 +239,6 @@ public:
     }
     const CostModel& model() const { return model_; }
     double estimate(const Algorithm* a, uint64_t bytes) const { return cost_.at(a).at(double(bytes)); }
-    // True the first time (collective, power-of-two size class) is explained.
     // The model's last pick for (collective, equal blocks, bytes), or -1: ops repeat (a
     // training loop's buckets, a benchmark's iterations), and weighing every candidate
     // again costs a hash lookup each. What makes a candidate usable or weighed is the
@@ -255,6 +254,7 @@ public:
         picks_[size_t(t) % picks_.size()].store(bytes << 16 | uint64_t(equal) << 8 | (index + 1),
                                                 std::memory_order_relaxed);
     }
+    // True the first time (collective, power-of-two size class) is explained.
     bool firstExplanation(CollType t, uint64_t bytes) {
         size_t bucket = 0;
         while (bucket < 63 && (uint64_t(2) << bucket) <= bytes) ++bucket;

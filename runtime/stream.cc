@@ -35,7 +35,6 @@ int runQueuedTask(QueuedTask& t) {
     t.task = nullptr;  // drop what the task holds before it counts as done
     return rc;
 }
-const WorkKind& taskKind() { return workKindOf<QueuedTask, runQueuedTask>(); }
 }  // namespace
 
 // Objects in the ring own memory (an op's count arrays) that only the ring points to;
@@ -117,7 +116,7 @@ uint64_t Stream::publish() {
 }
 
 uint64_t Stream::enqueue(Task task) {
-    return enqueueInPlace<QueuedTask>(taskKind(), [&](QueuedTask& t) { t.task = std::move(task); });
+    return enqueueInPlace<QueuedTask, runQueuedTask>([&](QueuedTask& t) { t.task = std::move(task); });
 }
 
 void Stream::wakeWorker() {

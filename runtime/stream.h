@@ -32,7 +32,8 @@ namespace hostccl::runtime {
 // values) or an aclError (>= 100000) for runtime calls; the two never overlap.
 using Task = std::function<int()>;
 
-// How one kind of queued work lives in a slot (see Stream::enqueueInPlace).
+// How one kind of queued work lives in a slot (see Stream::enqueueInPlace), one per
+// (type, run function).
 struct WorkKind {
     void (*create)(void* at);   // default-constructs the object: once per slot and kind
     void (*destroy)(void* at);  // when the slot goes to another kind, or the stream ends
@@ -56,13 +57,13 @@ public:
     Stream(const Stream&) = delete;
     Stream& operator=(const Stream&) = delete;
 
-    // Queues `fill`-ed work of type T (whose kind is `kind`) and returns its ticket: how
-    // many tasks this stream had been given with it. `fill` receives the slot's object
-    // (a T as the last work of this kind there left it) and must not throw.
-    template <class T, class Fill>
-    uint64_t enqueueInPlace(const WorkKind& kind, Fill&& fill) {
+    // Queues work of type T, run by `Run`, and returns its ticket: how many tasks this
+    // stream had been given with it. `fill` receives the slot's object (a T as the last
+    // work of this kind there left it) and must not throw.
+    template <class T, int (*Run)(T&), class Fill>
+    uint64_t enqueueInPlace(Fill&& fill) {
         static_assert(sizeof(T) <= kWorkBytes && alignof(T) <= 16, "queued work too large for a slot");
-        void* at = claim(kind);
+        void* at = claim(workKindOf<T, Run>());
         fill(*static_cast<T*>(at));
         return publish();
     }

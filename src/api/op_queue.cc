@@ -44,7 +44,7 @@ uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes) {
 HcclResult enqueue(Comm* c, runtime::Stream& stream, CollArgs args) {
     c->opEnqueued();
     stream.letCallersRun(callerRunLimit(c->machineCrowded(), opBytes(args, dtypeSize(args.dtype))));
-    stream.enqueueInPlace<QueuedOp>(runtime::workKindOf<QueuedOp, runQueuedOp>(), [&](QueuedOp& op) {
+    stream.enqueueInPlace<QueuedOp, runQueuedOp>([&](QueuedOp& op) {
         op.comm = c;
         op.args = std::move(args);
         op.args.flightId = c->noteQueued(op.args);

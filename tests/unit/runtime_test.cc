@@ -158,13 +158,12 @@ TEST(Stream, InPlaceWorkLivesInItsSlotAndIsDestroyedOnce) {
     {
         StreamGuard g;
         auto stream = hostccl::runtime::resolveStream(g.s);
-        const auto& kind = hostccl::runtime::workKindOf<Tally, runTally>();
         for (int i = 0; i < 3000; ++i) {
             if (i % 3 == 2) {
                 stream->enqueue([&out, i] { out.push_back(i * 100); return 0; });
                 continue;
             }
-            stream->enqueueInPlace<Tally>(kind, [&](Tally& t) {
+            stream->enqueueInPlace<Tally, runTally>([&](Tally& t) {
                 t.out = &out;
                 t.value = i;
                 ++t.uses;
