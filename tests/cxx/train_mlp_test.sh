@@ -40,13 +40,22 @@ for c in fp16 bf16 topk:0.05 sign; do local_run "compression $c" --ranks 4 --com
 # the tensor-parallel ranks' replicas diverge (top-k picks, sign scales differ).
 for c in topk:0.01 sign; do local_run "dp 2 x tp 2, compression $c" --ranks 4 --tp 2 --compression "$c"; done
 
-# Micro-batches accumulate gradients: the same training as one batch (the loss curve
-# agrees to the printed digits; sums are only reassociated).
+# same_loss A B: two final losses of one training whose sums were only reassociated
+# (micro-batches, pipeline stages) agree to 2 parts in 10^4. Not to every printed
+# digit: OpenBLAS picks its kernels by CPU, and on AVX-512 machines a 64-row product
+# rounds differently from four 16-row ones (1.42758 against 1.42750 after 20 steps);
+# a gradient of 3/4 or 5/4 its size (a lost or doubly counted micro-batch of four)
+# ends 4 % away (--lr 0.0375 and 0.0625: 1.48289 and 1.36139).
+same_loss() {
+    [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 2e-4 * a) }'
+}
+
+# Micro-batches accumulate gradients: the same training as one batch.
 one=$("$bin" --ranks 4 --tp 2 --steps 20 --quiet 2>&1 | sed -n 's/.* final_loss=\([^ ]*\).*/\1/p')
 four=$("$bin" --ranks 4 --tp 2 --steps 20 --quiet --micro-batches 4 2>&1)
 grep -q "micro_batches=4" <<<"$four" || fail "micro-batches: not in the summary: $four"
 check "4 micro-batches" "$four"
-[ -n "$one" ] && [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$four")" = "$one" ] \
+same_loss "$one" "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$four")" \
     || fail "4 micro-batches end at another loss than one batch ($one): $four"
 
 # Pipeline stages (GPipe over micro-batches, with and without tensor parallelism, an
@@ -55,13 +64,13 @@ for args in "--pp 2 --micro-batches 4" "--pp 2 --tp 2 --micro-batches 2"; do
     out=$("$bin" --ranks 4 --steps 20 --quiet $args 2>&1)
     grep -q "pp=2" <<<"$out" || fail "$args: not in the summary: $out"
     check "$args" "$out"
-    [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")" = "$one" ] || fail "$args ends at another loss than one stage ($one): $out"
+    same_loss "$one" "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")" || fail "$args ends at another loss than one stage ($one): $out"
 done
 deep=(--ranks 3 --blocks 4 --batch 255 --lr 0.01 --steps 20 --quiet)
 flat=$("$bin" "${deep[@]}" 2>&1 | sed -n 's/.* final_loss=\([^ ]*\).*/\1/p')
 out=$("$bin" "${deep[@]}" --pp 3 --micro-batches 5 2>&1)
 check "pp 3 over 4 blocks, 5 micro-batches" "$out"
-[ -n "$flat" ] && [ "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")" = "$flat" ] \
+same_loss "$flat" "$(sed -n 's/.* final_loss=\([^ ]*\).*/\1/p' <<<"$out")" \
     || fail "pp 3 ends at another loss than one stage ($flat): $out"
 
 # Four processes under launcher variables (Communicator::fromEnvironment).
