@@ -126,9 +126,16 @@ public:
         const json* v = find(path);
         if (!ok_ || v == nullptr) return;
         const std::string s = v->is_string() ? v->get<std::string>() : "";
-        if (s == "tcp") *out = LinkClass::Tcp;
-        else if (s == "rdma") *out = LinkClass::Rdma;
-        else failWith(fmt::format("'{}' must be \"tcp\" or \"rdma\"", path));
+        LinkClass c = LinkClass::Tcp;
+        if (linkClassNamed(s, &c) && linkClassInfo(c).betweenHosts) {
+            *out = c;
+            return;
+        }
+        std::string names;
+        for (size_t k = 0; k < kLinkClasses; ++k)
+            if (linkClassInfo(LinkClass(k)).betweenHosts)
+                names += fmt::format("{}\"{}\"", names.empty() ? "" : " or ", linkClassName(LinkClass(k)));
+        failWith(fmt::format("'{}' must be {}", path, names));
     }
     // An alpha in microseconds and a bandwidth in GB/s, as people quote them.
     void link(const char* name, LinkModel* out, bool required) {
@@ -265,7 +272,7 @@ std::string platformJson(const Platform& p) {
            {"copy_GBps", 1e-9 / p.copyBeta},
            {"eager_bytes", p.eagerBytes}};
     j["shm"]["single_copy_bytes"] = p.shmSingleCopyBytes;
-    j["net"]["kind"] = p.netClass == LinkClass::Rdma ? "rdma" : "tcp";
+    j["net"]["kind"] = linkClassName(p.netClass);
     j["net"]["nic_GBps"] = p.nicBytesPerSec * 1e-9;
     j["switch"] = json{{"hosts_per_leaf", p.hostsPerSwitch}, {"oversubscription", p.oversubscription}};
     if (!p.bulk.curve.empty()) {

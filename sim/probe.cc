@@ -68,7 +68,7 @@ bool platformFromDescription(const std::string& text, Platform* out, std::string
     std::smatch m;
     static const std::regex shape(R"((\d+) ranks on (\d+) hosts?)");
     static const std::regex cores(R"(host 0 \([^)]*\): (\d+) cores)");
-    static const std::regex link(R"((shm|tcp|rdma) alpha ([0-9.]+)us(?: \(crowded [0-9.]+us\))? beta ([0-9.]+)GB/s)");
+    static const std::regex link(R"(([a-z0-9_]+) alpha ([0-9.]+)us(?: \(crowded [0-9.]+us\))? beta ([0-9.]+)GB/s)");
     static const std::regex rates(R"(reduce ([0-9.]+)GB/s \([a-z]+\), copy ([0-9.]+)GB/s)");
     if (!std::regex_search(text, m, shape)) {
         *why = "no 'N ranks on M hosts' line (is this HostcclCommDescribe's text?)";
@@ -83,7 +83,8 @@ bool platformFromDescription(const std::string& text, Platform* out, std::string
     bool sawShm = false;
     for (auto it = std::sregex_iterator(text.begin(), text.end(), link); it != std::sregex_iterator(); ++it) {
         const std::string kind = (*it)[1];
-        const LinkClass c = kind == "shm" ? LinkClass::Shm : kind == "tcp" ? LinkClass::Tcp : LinkClass::Rdma;
+        LinkClass c = LinkClass::Tcp;
+        if (!linkClassNamed(kind, &c)) continue;  // a class this build does not know: its defaults stay
         p.of(c).alpha = std::stod((*it)[2]) * 1e-6;
         p.of(c).beta = 1e-9 / std::stod((*it)[3]);
         sawShm = sawShm || c == LinkClass::Shm;

@@ -4,7 +4,8 @@
 // pair wants that it can set up, the higher rank answers yes or no, and a "no"
 // moves both to the next entry. TCP is the last entry and always agrees, so a
 // pair always ends with a link. A new transport is a folder with its link and its
-// entry, and a row in the table.
+// entry, and a row in the table (and, if its links cost unlike any existing class,
+// a row in transports/link_class.h).
 #pragma once
 
 #include <cstdint>

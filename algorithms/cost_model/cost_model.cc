@@ -18,10 +18,12 @@ CostModel::CostModel(const CostParams& params, std::vector<uint32_t> nodeOf, std
     std::vector<uint32_t> all(nodes);
     for (uint32_t n = 0; n < nodes; ++n) all[n] = static_cast<uint32_t>(ranksOf_[n].size());
     crowding_ = cpuShare(all);
-    // The links between hosts are RDMA where only RDMA links were measured or given
-    // (the probe times the links the communicator really has).
+    // The links between hosts are TCP unless only another class that joins hosts
+    // (RDMA) was measured or given (the probe times the links the communicator has).
     auto known = [&](LinkClass c) { return std::strcmp(params_.linkSource[size_t(c)], "default") != 0; };
-    netClass_ = known(LinkClass::Rdma) && !known(LinkClass::Tcp) ? LinkClass::Rdma : LinkClass::Tcp;
+    if (!known(LinkClass::Tcp))
+        for (size_t c = 0; c < kLinkClasses; ++c)
+            if (linkClassInfo(LinkClass(c)).betweenHosts && known(LinkClass(c))) netClass_ = LinkClass(c);
     // Ranks outnumbering cores wait for the scheduler at every step.
     if (crowding_ > 1)
         for (LinkCost& l : params_.link)

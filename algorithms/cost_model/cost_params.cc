@@ -8,16 +8,16 @@
 
 namespace hostccl {
 
-// Typical of a small x86 VM: shared-memory rings at a few GB/s, TCP over a virtual
-// link at about 1 GB/s with tens of microseconds per message.
+// Each link class's defaults from its row in transports/link_class.h.
 CostParams CostParams::defaults() {
     CostParams p;
-    p.of(LinkClass::Shm) = LinkCost{2e-6, 1.0 / 4e9};
-    p.of(LinkClass::Tcp) = LinkCost{25e-6, 1.0 / 1e9};
-    p.of(LinkClass::Rdma) = LinkCost{5e-6, 1.0 / 3e9};
+    for (size_t c = 0; c < kLinkClasses; ++c) {
+        const LinkClassInfo& info = linkClassInfo(LinkClass(c));
+        p.link[c] = LinkCost{info.alpha, 1.0 / info.bytesPerSecond};
+        p.linkSource[c] = "default";
+    }
     p.gamma = 1.0 / 4e9;
     p.copyBeta = 1.0 / 5e9;
-    p.linkSource = {"default", "default", "default"};
     return p;
 }
 

@@ -196,13 +196,13 @@ static void logEnvironmentOnce() {
 
 void Comm::logInit() const {
     logEnvironmentOnce();
-    std::array<int, kLinkClasses> links{};
-    links_->forEach([&](transport::Link& l) { links[size_t(l.linkClass())]++; });
-    const int shm = links[size_t(LinkClass::Shm)], tcp = links[size_t(LinkClass::Tcp)],
-              rdma = links[size_t(LinkClass::Rdma)];
-    log::info("hostccl {} comm {} rank {}/{} device {} host {} links shm x{} tcp x{} rdma x{} ({}) "
+    std::array<int, kLinkClasses> count{};
+    links_->forEach([&](transport::Link& l) { count[size_t(l.linkClass())]++; });
+    std::string links;
+    for (size_t c = 0; c < kLinkClasses; ++c) links += fmt::format(" {} x{}", linkClassName(LinkClass(c)), count[c]);
+    log::info("hostccl {} comm {} rank {}/{} device {} host {} links{} ({}) "
               "health channels x{} connect-timeout {}s exec-timeout {}s expansion host{}",
-              kLibraryVersion, name(), rank(), size(), device_, peers_[rank()].hostId, shm, tcp, rdma,
+              kLibraryVersion, name(), rank(), size(), device_, peers_[rank()].hostId, links,
               env::getInt("HOSTCCL_CONNECT_ALL", 0, 1) == 1 ? "every pair connected: HOSTCCL_CONNECT_ALL=1"
                                                             : "connected so far; the rest open on first use",
               health_->channelCount(),

@@ -2,6 +2,9 @@
 // formulas it must reproduce, and the choices that follow from them.
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+
 #include "algorithms/cost_model/cost_model.h"
 #include "algorithms/halving_doubling/rabenseifner.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
@@ -24,6 +27,39 @@ CostModel model(uint32_t hosts, uint32_t perHost) {
     for (uint32_t h = 0; h < hosts; ++h)
         for (uint32_t i = 0; i < perHost; ++i) nodeOf.push_back(h);
     return CostModel(fixedParams(), nodeOf, std::vector<uint32_t>(hosts, 8), false);
+}
+
+// Every link class is one row of transports/link_class.h: its name, its letter in
+// the links matrix and its defaults all come from that row.
+TEST(LinkClassTable, NamesAndLettersAreUniqueAndEachRowGivesItsDefaults) {
+    std::set<std::string> names;
+    std::set<char> letters;
+    const CostParams d = CostParams::defaults();
+    for (size_t c = 0; c < kLinkClasses; ++c) {
+        const LinkClassInfo& info = linkClassInfo(LinkClass(c));
+        EXPECT_TRUE(names.insert(info.name).second) << info.name;
+        EXPECT_TRUE(letters.insert(info.letter).second) << info.letter;
+        EXPECT_NE(info.letter, '.') << "'.' marks a rank's own cell";
+        LinkClass back = LinkClass(kLinkClasses - 1 - c);
+        EXPECT_TRUE(linkClassNamed(info.name, &back));
+        EXPECT_EQ(size_t(back), c);
+        EXPECT_DOUBLE_EQ(d.link[c].alpha, info.alpha);
+        EXPECT_DOUBLE_EQ(d.link[c].beta, 1.0 / info.bytesPerSecond);
+        EXPECT_STREQ(d.linkSource[c], "default");
+    }
+    EXPECT_EQ(names, (std::set<std::string>{"shm", "tcp", "rdma"}));
+    EXPECT_FALSE(linkClassInfo(LinkClass::Shm).betweenHosts) << "a platform's network cannot be shared memory";
+    LinkClass untouched = LinkClass::Rdma;
+    EXPECT_FALSE(linkClassNamed("nvlink", &untouched));
+    EXPECT_EQ(untouched, LinkClass::Rdma);
+    // A class's name is also its key in HOSTCCL_COST_MODEL.
+    for (size_t c = 0; c < kLinkClasses; ++c) {
+        CostParams p = CostParams::defaults();
+        std::string why;
+        ASSERT_TRUE(applyCostConfig(std::string(linkClassName(LinkClass(c))) + "=7us/2GBps", &p, &why)) << why;
+        EXPECT_DOUBLE_EQ(p.link[c].alpha, 7e-6);
+        EXPECT_STREQ(p.linkSource[c], "config");
+    }
 }
 
 TEST(CostConfig, ParsesEveryKindOfSetting) {

@@ -41,7 +41,7 @@ std::string hostsSection(const Comm& c) {
 // yet (links open on first use) and other rows follow the rule the link factory
 // applies without RDMA (shared memory within a host unless HOSTCCL_TRANSPORT=tcp):
 // whether another pair has RDMA devices is known only to that pair.
-char linkLetter(LinkClass c) { return c == LinkClass::Shm ? 's' : c == LinkClass::Rdma ? 'r' : 't'; }
+char linkLetter(LinkClass c) { return linkClassInfo(c).letter; }
 
 std::string linksSection(const Comm& c) {
     const bool tcpOnly = env::getString("HOSTCCL_TRANSPORT") == "tcp";
@@ -55,15 +55,19 @@ std::string linksSection(const Comm& c) {
         for (uint32_t b = 0; b < c.size(); ++b) {
             const transport::Link* mine = a == c.rank() && b != a ? c.view().links->existing(b) : nullptr;
             connected += mine != nullptr ? 1 : 0;
-            char kind = a == b ? '.' : !tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? 's' : 't';
+            char kind = a == b ? '.'
+                        : linkLetter(!tcpOnly && c.peers()[a].hostId == c.peers()[b].hostId ? LinkClass::Shm
+                                                                                               : LinkClass::Tcp);
             if (mine != nullptr) kind = linkLetter(mine->linkClass());
             rows += fmt::format(" {}", kind);
         }
         rows += "\n";
     }
-    return fmt::format("links (s = shared memory, t = TCP, r = RDMA, . = self; this rank has connected {} of {} so far, "
-                       "the rest open on first use):\n",
-                       connected, c.size() - 1) +
+    std::string legend;
+    for (size_t k = 0; k < kLinkClasses; ++k)
+        legend += fmt::format("{} = {}, ", linkClassInfo(LinkClass(k)).letter, linkClassName(LinkClass(k)));
+    return fmt::format("links ({}. = self; this rank has connected {} of {} so far, the rest open on first use):\n",
+                       legend, connected, c.size() - 1) +
            rows;
 }
 
