@@ -9,8 +9,8 @@
 // the slot and the ring's two counters, instead of a lock and a record). A slot keeps
 // its object between uses, so work whose object owns memory (an HCCL op's count
 // arrays) is freed by the thread that queued it when that thread next builds there.
-// Past the ring's capacity work spills into a list (allocated; order kept), so a
-// thread queuing on several streams never blocks on one.
+// Past the ring's capacity work spills into a list (allocated, its entries reused;
+// order kept), so a thread queuing on several streams never blocks on one.
 #pragma once
 
 #include <atomic>
@@ -22,6 +22,7 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <vector>
 
 #include "acl/acl_base.h"
 #include "common/deadline.h"
@@ -100,6 +101,7 @@ public:
 
 private:
     static constexpr size_t kSlots = 512;  // 128 KiB, written once up front
+    static constexpr size_t kSpillKept = 4096;  // spill entries kept for reuse (about 1 MiB)
     struct alignas(64) Slot {
         const WorkKind* kind = nullptr;  // of the object in `work` (null: none yet)
         alignas(16) unsigned char work[kWorkBytes];
@@ -125,6 +127,7 @@ private:
     uint64_t tail_ = 0;
     uint64_t headSeen_ = 0;  // head_ when last read: read again only when the ring looks full
     std::deque<std::unique_ptr<Spilled>> spill_;
+    std::vector<std::unique_ptr<Spilled>> spillFree_;  // run, kept for reuse (at most kSpillKept)
     std::atomic<uint64_t> enqueued_{0};    // tickets given
     std::atomic<uint64_t> published_{0};   // ring slots published (tail_ as seen by the runner)
     std::atomic<bool> spilled_{false};     // spill_ is not empty

@@ -149,6 +149,13 @@ int runTally(Tally& t) {
     t.out->push_back(t.value * 100 + t.uses);
     return 0;
 }
+void queueTally(hostccl::runtime::Stream& stream, std::vector<int>* out, int value) {
+    stream.enqueueInPlace<Tally, runTally>([&](Tally& t) {
+        t.out = out;
+        t.value = value;
+        ++t.uses;
+    });
+}
 }  // namespace
 
 TEST(Stream, InPlaceWorkLivesInItsSlotAndIsDestroyedOnce) {
@@ -163,11 +170,7 @@ TEST(Stream, InPlaceWorkLivesInItsSlotAndIsDestroyedOnce) {
                 stream->enqueue([&out, i] { out.push_back(i * 100); return 0; });
                 continue;
             }
-            stream->enqueueInPlace<Tally, runTally>([&](Tally& t) {
-                t.out = &out;
-                t.value = i;
-                ++t.uses;
-            });
+            queueTally(*stream, &out, i);
             if (i % 100 == 0) {
                 ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
             }
@@ -181,6 +184,36 @@ TEST(Stream, InPlaceWorkLivesInItsSlotAndIsDestroyedOnce) {
         }
         EXPECT_GT(reused, 0) << "no slot kept its object for a later op of its kind";
         EXPECT_LT(Tally::created.load(), 2000) << "an object was built for every op";
+    }
+    EXPECT_EQ(Tally::created.load(), Tally::destroyed.load());
+}
+
+// Spill entries are reused: a second burst past the ring builds no objects beyond
+// what the first built, runs in order, and every object is destroyed once.
+TEST(Stream, SpilledWorkIsReusedRoundAfterRoundAndDestroyedOnce) {
+    Tally::created = Tally::destroyed = 0;
+    std::vector<int> out;
+    {
+        StreamGuard g;
+        const auto stream = hostccl::runtime::resolveStream(g.s);
+        constexpr int kBurst = 2000;  // about four rings' worth: most of it spills
+        int firstRound = 0;
+        for (int round = 0; round < 3; ++round) {
+            std::atomic<bool> release{false};
+            stream->enqueue([&] {  // holds the stream so the burst piles up
+                while (!release) std::this_thread::sleep_for(1ms);
+                return 0;
+            });
+            for (int i = 0; i < kBurst; ++i) queueTally(*stream, &out, round * kBurst + i);
+            release = true;
+            ASSERT_EQ(aclrtSynchronizeStream(g.s), ACL_SUCCESS);
+            if (round == 0) firstRound = Tally::created.load();
+        }
+        ASSERT_EQ(out.size(), size_t(3 * kBurst));
+        for (int i = 0; i < 3 * kBurst; ++i) ASSERT_EQ(out[i] / 100, i) << "out of order";
+        EXPECT_GE(firstRound, kBurst - 512) << "the first burst spilled";
+        EXPECT_LE(Tally::created.load(), firstRound + 2) << "later bursts built new objects instead of reusing";
+        EXPECT_EQ(out.back() % 100, 3) << "the last op's object served all three rounds";
     }
     EXPECT_EQ(Tally::created.load(), Tally::destroyed.load());
 }
