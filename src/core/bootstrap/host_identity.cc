@@ -33,7 +33,7 @@ static std::string forcedFor(const std::string& forced) {
 std::string machineOf(const std::string& hostId) {
     const size_t first = hostId.find('/');
     const size_t last = hostId.rfind('/');
-    return first != std::string::npos && last != first ? hostId.substr(0, last) : hostId;
+    return first != std::string::npos && last != first ? hostId.substr(first + 1, last - first - 1) : hostId;
 }
 
 std::string hostIdentity() {

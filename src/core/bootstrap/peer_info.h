@@ -27,8 +27,11 @@ std::string whoIs(const PeerInfo& p);
 
 // "hostname/boot-id/netns", or HOSTCCL_HOST_ID when set.
 std::string hostIdentity();
-// The machine (its cores) a host identity runs on: without the network namespace,
-// which makes emulated hosts of one machine distinct. A forced identity as it is.
+// The machine (its cores) a host identity runs on: its kernel's boot id, the middle
+// part of "hostname/boot-id/netns". Hosts emulated on one machine differ in network
+// namespace and often in hostname too (a UTS namespace, a container), but share the
+// kernel and its cores; two machines never share a boot id (a random UUID per boot).
+// An identity without that shape (a forced one such as "node3") as it is.
 std::string machineOf(const std::string& hostId);
 
 }  // namespace hostccl
