@@ -4,7 +4,7 @@
 //
 // Every class is one row of HOSTCCL_LINK_CLASSES: a transport whose links cost
 // like an existing class's names that class in its TransportEntry; one whose
-// costs differ adds a row here and nothing else outside its folder.
+// costs differ adds a row here too (besides its folder and its transport table row).
 #pragma once
 
 #include <cstddef>
