@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "common/datatype.h"
+#include "common/fast_tls.h"
 #include "common/trace/trace.h"
 #include "transports/failed_link.h"
 #include "transports/progress.h"
@@ -17,10 +18,19 @@ using transport::MsgTag;
 using transport::Transfer;
 
 namespace {
-// Ops run one at a time per stream thread, so per-thread storage is never shared.
-OpStorage& storageOf(const CommView& comm) {
+OpStorage& threadStorage() {
     thread_local OpStorage s;
-    return comm.storage != nullptr ? *comm.storage : s;
+    return s;
+}
+
+// Ops run one at a time per stream thread, so per-thread storage is never shared. The
+// storage itself is too large for initial-exec TLS (common/fast_tls.h), so each op
+// would reach it through __tls_get_addr; a pointer to it is not.
+OpStorage& storageOf(const CommView& comm) {
+    if (comm.storage != nullptr) return *comm.storage;
+    HOSTCCL_FAST_TLS thread_local OpStorage* mine = nullptr;
+    if (mine == nullptr) mine = &threadStorage();
+    return *mine;
 }
 }  // namespace
 

@@ -62,7 +62,7 @@ std::string headerMismatch(const WireHeader& got, uint64_t commId, const MsgTag&
     if (got.magic != kWireMagic) return "peer sent a malformed frame (bad magic)";
     if (got.commId != commId) return fmt::format("peer sent a frame of another communicator ({:x})", got.commId);
     const MsgTag theirs = tagOf(got);
-    if (sameOp(theirs, want) && theirs.index == want.index && got.bytes == wantBytes) return "";
+    if (sameMessage(theirs, got.bytes, want, wantBytes)) return "";
     return fmt::format("operation mismatch: this rank expects {} but the peer sent {}", describeTag(want, wantBytes),
                        describeTag(theirs, got.bytes));
 }

@@ -42,6 +42,10 @@ std::string describeOp(const MsgTag& t);
 std::string describeTag(const MsgTag& t, uint64_t bytes);
 // Both tags belong to the same op (whatever the message index).
 bool sameOp(const MsgTag& a, const MsgTag& b);
+// The message received is the one posted: same op, same index, same size.
+inline bool sameMessage(const MsgTag& got, uint64_t gotBytes, const MsgTag& want, uint64_t wantBytes) {
+    return sameOp(got, want) && got.index == want.index && gotBytes == wantBytes;
+}
 
 struct WireHeader {
     uint32_t magic;

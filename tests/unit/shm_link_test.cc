@@ -134,3 +134,73 @@ TEST(ShmLinkSingleCopy, AReadUnderWayIsWaitedOut) {
     EXPECT_TRUE(r.complete);
     EXPECT_EQ(dst, src);
 }
+
+namespace {
+// Sends then receives `bytes` through the pair's slots (below the single-copy size),
+// with the receiver's tag and size given apart from the sender's.
+void exchange(InProcessPair& pair, const std::vector<char>& src, std::vector<char>* dst, size_t recvBytes,
+              Transfer* r) {
+    Transfer s;
+    s.src = src.data();
+    s.bytes = src.size();
+    s.tag.seq = 9;
+    r->dir = Transfer::Dir::Recv;
+    r->dst = dst->data();
+    r->bytes = recvBytes;
+    r->tag.seq = 9;
+    pair.a->post(&s);
+    pair.b->post(r);
+    for (int i = 0; i < 100000 && !(s.complete && r->complete) && r->error == HCCL_SUCCESS; ++i) {
+        pair.a->progress();
+        pair.b->progress();
+    }
+}
+}  // namespace
+
+// A message of up to 16 bytes travels inside its slot's first line, a larger one after
+// it (up to the single-copy size, 64 KiB): each arrives whole and exact, copied or
+// reduced, on either side of the boundary.
+TEST(ShmLinkSlots, MessagesOnEitherSideOfTheInlineSizeArriveExactly) {
+    InProcessPair pair;
+    for (size_t bytes : {size_t(0), size_t(1), size_t(8), size_t(15), size_t(16), size_t(17), size_t(48), size_t(64),
+                         size_t(65535)}) {
+        std::vector<char> src(bytes), dst(bytes, 0);
+        for (size_t i = 0; i < bytes; ++i) src[i] = char(i * 7 + bytes);
+        Transfer r;
+        exchange(pair, src, &dst, bytes, &r);
+        ASSERT_TRUE(r.complete) << bytes << " bytes: " << r.errorText;
+        EXPECT_EQ(dst, src) << bytes << " bytes";
+    }
+    // Received with a reduction: each float is the sum of the sender's and the local one.
+    for (size_t floats : {size_t(2), size_t(4), size_t(5)}) {
+        std::vector<float> mine(floats), theirs(floats), out(floats, 0);
+        for (size_t i = 0; i < floats; ++i) mine[i] = float(i + 1), theirs[i] = float(10 * (i + 1));
+        std::vector<char> src(floats * 4), dst(floats * 4);
+        std::memcpy(src.data(), theirs.data(), src.size());
+        Transfer r;
+        r.local = mine.data();
+        r.reduce = hostccl::reduceFunction(HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM);
+        r.elemSize = 4;
+        exchange(pair, src, &dst, dst.size(), &r);
+        ASSERT_TRUE(r.complete) << floats << " floats: " << r.errorText;
+        std::memcpy(out.data(), dst.data(), dst.size());
+        for (size_t i = 0; i < floats; ++i) EXPECT_EQ(out[i], 11.0f * float(i + 1)) << floats << " floats, element " << i;
+    }
+}
+
+// A receiver expecting another size fails with both sides' sizes, whether the
+// message is inline or not, and its buffer is untouched.
+TEST(ShmLinkSlots, ASizeMismatchIsReportedWithBothSizesAndWritesNothing) {
+    for (auto sizes : {std::pair<size_t, size_t>{8, 16}, {16, 8}, {64, 32}}) {
+        InProcessPair pair;
+        std::vector<char> src(sizes.first, 5), dst(std::max(sizes.first, sizes.second), 0);
+        Transfer r;
+        exchange(pair, src, &dst, sizes.second, &r);
+        EXPECT_FALSE(r.complete);
+        EXPECT_EQ(r.error, HCCL_E_PARA);
+        EXPECT_NE(r.errorText.find("operation mismatch"), std::string::npos) << r.errorText;
+        EXPECT_NE(r.errorText.find(std::to_string(sizes.first) + " bytes"), std::string::npos) << r.errorText;
+        EXPECT_NE(r.errorText.find(std::to_string(sizes.second) + " bytes"), std::string::npos) << r.errorText;
+        EXPECT_EQ(dst, std::vector<char>(dst.size(), 0));
+    }
+}

@@ -28,6 +28,8 @@ ShmLink::ShmLink(uint32_t peer, uint64_t commId, Mapping mapping, int outbound, 
       control_(std::move(control)),
       peerInProcess_(peerPid == static_cast<uint32_t>(getpid())),
       peerPid_(peerPid),
+      produced_(out_->head.value.load(std::memory_order_relaxed)),
+      consumed_(in_->tail.value.load(std::memory_order_relaxed)),
       peerHost_(std::move(peerHost)) {
     if (control_.valid()) net::setNonBlocking(control_.get());
 }
@@ -100,27 +102,26 @@ bool ShmLink::writeDescriptor(Transfer* t) {
     DirectDescriptor d{};
     d.region = describeRegion(t->src, t->bytes);
     if (!peerInProcess_ && !mappableByOtherProcesses(d.region)) return false;
-    uint64_t head = out_->head.value.load(std::memory_order_relaxed);
+    const uint64_t head = produced_;
     if (ringFull(head)) return false;  // retry inline later
     d.seq = ++directSent_;
     SlotHeader* h = out_->header(head);
-    h->fragBytes = sizeof d;
-    h->flags = kFirstFragment | kDirect;
-    h->msg = makeHeader(commId(), t->tag, t->bytes);
+    h->describe(sizeof d, kFirstFragment | kDirect);
+    h->tag = t->tag;
+    h->bytes = t->bytes;
     std::memcpy(out_->payload(head), &d, sizeof d);
     t->headerDone = true;
     t->directSeq = d.seq;
-    out_->publish(head);
+    out_->publish(produced_++);
     return true;
 }
 
 bool ShmLink::unclaimedHeader(WireHeader* h) const {
     if (!recvs_.empty() || broken()) return false;
-    const uint64_t tail = in_->tail.value.load(std::memory_order_relaxed);
-    if (!in_->arrived(tail)) return false;
-    const SlotHeader* slot = in_->header(tail);
-    if ((slot->flags & kFirstFragment) == 0) return false;
-    *h = slot->msg;
+    if (!in_->arrived(consumed_)) return false;
+    const SlotHeader* slot = in_->header(consumed_);
+    if ((slot->flags() & kFirstFragment) == 0) return false;
+    *h = makeHeader(commId(), slot->tag, slot->bytes);
     return true;
 }
 
@@ -148,15 +149,19 @@ bool ShmLink::ringFull(uint64_t head) {
 // slot so its header (and the op check) reaches the peer.
 bool ShmLink::writeFragments(Transfer* t) {
     bool wrote = false;
-    uint64_t head = out_->head.value.load(std::memory_order_relaxed);
+    uint64_t& head = produced_;
     while (!t->complete) {
         if (ringFull(head)) break;
         SlotHeader* h = out_->header(head);
         size_t n = std::min(kSlotPayload, t->bytes - t->moved);
-        h->fragBytes = static_cast<uint32_t>(n);
-        h->flags = t->headerDone ? 0 : kFirstFragment;
-        if (!t->headerDone) h->msg = makeHeader(commId(), t->tag, t->bytes);
-        if (n > 0) std::memcpy(out_->payload(head), static_cast<const char*>(t->src) + t->moved, n);
+        const bool inlined = t->bytes <= kInlineBytes;
+        h->describe(n, (t->headerDone ? 0 : kFirstFragment) | (inlined ? kInline : 0));
+        if (!t->headerDone) {
+            h->tag = t->tag;
+            h->bytes = t->bytes;
+        }
+        if (n > 0)
+            std::memcpy(inlined ? h->inlineData : out_->payload(head), static_cast<const char*>(t->src) + t->moved, n);
         t->headerDone = true;
         t->moved += n;
         out_->publish(head++);
@@ -168,24 +173,27 @@ bool ShmLink::writeFragments(Transfer* t) {
 
 int ShmLink::readFragments(Transfer* t) {
     int advanced = 0;
-    uint64_t tail = in_->tail.value.load(std::memory_order_relaxed);
+    uint64_t& tail = consumed_;
     while (!t->complete && in_->arrived(tail)) {
         const SlotHeader* h = in_->header(tail);
-        if (!t->headerDone) {
-            std::string mismatch = (h->flags & kFirstFragment) ? headerMismatch(h->msg, commId(), t->tag, t->bytes)
-                                                               : "peer sent a fragment out of order";
-            if (!mismatch.empty()) {
-                failAll(HCCL_E_PARA, mismatch);
-                return -1;
-            }
-            t->headerDone = true;
-            if (h->flags & kDirect) return readDirect(t, h, in_->payload(tail));
-        } else if ((h->flags & kFirstFragment) || h->fragBytes > t->bytes - t->moved) {
+        const bool first = !t->headerDone;
+        if (first && !(h->flags() & kFirstFragment)) {
+            failAll(HCCL_E_PARA, "peer sent a fragment out of order");
+            return -1;
+        }
+        if (first && !sameMessage(h->tag, h->bytes, t->tag, t->bytes)) {
+            failAll(HCCL_E_PARA, headerMismatch(makeHeader(commId(), h->tag, h->bytes), commId(), t->tag, t->bytes));
+            return -1;
+        }
+        t->headerDone = true;
+        if (first && (h->flags() & kDirect)) return readDirect(t, h, in_->payload(tail));
+        const size_t n = h->fragBytes();
+        if ((!first && (h->flags() & kFirstFragment)) || n > t->bytes - t->moved ||
+            ((h->flags() & kInline) && n > kInlineBytes)) {
             failAll(HCCL_E_PARA, "peer sent a malformed fragment");
             return -1;
         }
-        size_t n = h->fragBytes;
-        const unsigned char* src = in_->payload(tail);
+        const unsigned char* src = (h->flags() & kInline) ? h->inlineData : in_->payload(tail);
         char* dst = static_cast<char*>(t->dst) + t->moved;
         if (t->reduce != nullptr)
             t->reduce(dst, static_cast<const char*>(t->local) + t->moved, src, n / t->elemSize);
@@ -203,7 +211,7 @@ int ShmLink::readFragments(Transfer* t) {
 // and ack, which completes the sender's transfer.
 int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* payload) {
     DirectDescriptor d;
-    if (h->fragBytes != sizeof d) {
+    if (h->fragBytes() != sizeof d) {
         failAll(HCCL_E_PARA, "peer sent a malformed single-copy descriptor");
         return -1;
     }
@@ -231,7 +239,7 @@ int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* p
         std::memcpy(t->dst, src, t->bytes);
     t->moved = t->bytes;
     t->complete = true;
-    in_->tail.value.store(in_->tail.value.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    in_->tail.value.store(++consumed_, std::memory_order_release);
     in_->acked.value.store(d.seq, std::memory_order_release);
     in_->reading.value.store(0, std::memory_order_release);
     return 1;
