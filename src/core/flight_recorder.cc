@@ -96,7 +96,7 @@ bool FlightRecorder::Slot<T>::read(uint64_t tag, T* out) const {
 uint64_t FlightRecorder::queued(const CollArgs& a) {
     const uint64_t id = next_.fetch_add(1, std::memory_order_relaxed);
     Entry e;
-    e.type = a.type;
+    e.type = uint64_t(a.type);
     e.dtype = a.dtype;
     e.op = a.op;
     e.root = a.root;
@@ -113,23 +113,23 @@ uint64_t FlightRecorder::queued(const CollArgs& a) {
 void FlightRecorder::started(uint64_t id, uint64_t seq, int64_t nowUs) {
     Slot<Progress>& slot = progress_[index(id)];
     if (slot.tag() > id) return;
-    Progress p;
-    p.seq = seq;
-    p.state = State::Running;
-    p.startedUs = nowUs;
-    slot.write(id, p);
+    running_ = Progress{};
+    running_.seq = seq;
+    running_.state = State::Running;
+    running_.startedUs = nowUs;
+    runningId_ = id;
+    slot.write(id, running_);
 }
 
 void FlightRecorder::ended(uint64_t id, HcclResult rc, const char* algorithm, int64_t culprit, int64_t nowUs) {
     Slot<Progress>& slot = progress_[index(id)];
-    Progress p;
-    if (!slot.read(id, &p)) return;
-    p.state = rc == HCCL_SUCCESS ? State::Done : State::Failed;
-    p.result = rc;
-    p.algorithm = algorithm;
-    p.culprit = culprit;
-    p.endedUs = nowUs;
-    slot.write(id, p);
+    if (runningId_ != id || slot.tag() != id) return;  // never started here, or its slot taken since
+    running_.state = rc == HCCL_SUCCESS ? State::Done : State::Failed;
+    running_.result = rc;
+    running_.algorithm = algorithm;
+    running_.culprit = culprit;
+    running_.endedUs = nowUs;
+    slot.write(id, running_);
 }
 
 std::string FlightRecorder::json(const Identity& who, const std::string& reason, HcclResult code, int64_t culprit,
@@ -149,21 +149,22 @@ std::string FlightRecorder::json(const Identity& who, const std::string& reason,
         if (!ring_[index(id)].read(id, &q)) continue;
         Progress e;  // not started yet unless read
         if (!progress_[index(id)].read(id, &e)) e = Progress{};
+        const CollType type = CollType(q.type);
         nlohmann::json op = {{"id", id},
                              {"seq", e.seq},
-                             {"op", collName(q.type)},
-                             {"dtype", dtypeName(q.dtype)},
+                             {"op", collName(type)},
+                             {"dtype", dtypeName(HcclDataType(q.dtype))},
                              {"count", q.count},
                              {"state", stateName(int(e.state))},
                              {"queued_us", q.queuedUs}};
-        if (isReduction(q.type)) op["redop"] = reduceOpName(q.op);
-        if (hasRoot(q.type)) op["root"] = q.root;
-        if (isPointToPoint(q.type)) op["peer"] = q.anySource ? nlohmann::json("any") : nlohmann::json(q.peer);
+        if (isReduction(type)) op["redop"] = reduceOpName(HcclReduceOp(q.op));
+        if (hasRoot(type)) op["root"] = q.root;
+        if (isPointToPoint(type)) op["peer"] = q.anySource ? nlohmann::json("any") : nlohmann::json(q.peer);
         if (e.startedUs != 0) op["started_us"] = e.startedUs;
         if (e.endedUs != 0) {
             op["ended_us"] = e.endedUs;
             op["algorithm"] = e.algorithm;
-            op["result"] = resultName(e.result);
+            op["result"] = resultName(HcclResult(e.result));
         }
         if (e.culprit >= 0) op["blamed_rank"] = e.culprit;
         ops.push_back(std::move(op));

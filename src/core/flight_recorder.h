@@ -47,22 +47,25 @@ public:
                      const std::string& failure) const;
 
 private:
-    enum class State : uint8_t { Queued, Running, Done, Failed };
+    // Every field is a whole word: a slot is copied a word at a time, and a load of a
+    // word that narrower stores just wrote waits for them to reach the cache instead
+    // of taking their values on the way (store forwarding).
+    enum class State : uint64_t { Queued, Running, Done, Failed };
     // What the caller knew when it queued the op.
     struct Entry {
-        CollType type = CollType::AllReduce;
-        HcclDataType dtype = HCCL_DATA_TYPE_FP32;
-        HcclReduceOp op = HCCL_REDUCE_SUM;
-        uint32_t root = 0, peer = 0;
-        bool anySource = false;  // a receive from any source: `peer` unknown when queued
-        uint64_t count = 0;  // V forms: the sum of this rank's send counts
+        uint64_t type = uint64_t(CollType::AllReduce);
+        uint64_t dtype = HCCL_DATA_TYPE_FP32;
+        uint64_t op = HCCL_REDUCE_SUM;
+        uint64_t root = 0, peer = 0;
+        uint64_t anySource = 0;  // a receive from any source: `peer` unknown when queued
+        uint64_t count = 0;      // V forms: the sum of this rank's send counts
         int64_t queuedUs = 0;
     };
     // What the thread running the op wrote (none yet: it has not started).
     struct Progress {
         uint64_t seq = 0;
         State state = State::Queued;
-        HcclResult result = HCCL_SUCCESS;
+        int64_t result = HCCL_SUCCESS;
         const char* algorithm = "";
         int64_t culprit = -1;
         int64_t startedUs = 0, endedUs = 0;
@@ -95,6 +98,10 @@ private:
     uint64_t mask_;
     std::vector<Slot<Entry>> ring_;
     std::vector<Slot<Progress>> progress_;
+    // The running op's progress as started() wrote it, so ended() need not read it back
+    // (the running thread's alone: one op of a communicator runs at a time).
+    uint64_t runningId_ = 0;
+    Progress running_;
     // The callers' counter, alone on its line: beside the arrays' pointers, every op's
     // add pulled the line from the running thread that had just read them, and back.
     alignas(64) std::atomic<uint64_t> next_{1};
