@@ -18,7 +18,9 @@
 # run's memcpy, no more than 5 % below the baseline's (by default
 # bench/compare-baseline.md, an earlier full run's output: --out writes one).
 #   bash bench/compare.sh [--quick] [--configs shm|tcp|all|"shm2 shm4 shm8 tcp2 tcp4"] [--collectives "allgather ..."]
-#                         [--small-runs N] [--out FILE] [--baseline FILE] [--peers "oneccl ..."]
+#                         [--small-runs N] [--out FILE] [--baseline FILE] [--peers "oneccl ..."] [--sweep]
+# --sweep: instead, every collective at every size from 8 B to 256 MiB (x4 steps), one run
+# each, against the best peer at each size (bench/compare_sweep.sh).
 # Configurations: shared memory (2, 4 and 8 ranks on this host); TCP between two "hosts"
 # (2 and 4 ranks): the root namespace and a network namespace joined by veth
 # (root only; skipped with the reason otherwise). Peers are installed and built here
@@ -27,7 +29,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 cmdline="$*"
-quick=0 out="" configs=all only="" runs_wanted="" baseline=bench/compare-baseline.md
+quick=0 out="" configs=all only="" runs_wanted="" baseline=bench/compare-baseline.md run_config=run_config
 # Whether configuration $1 (shm2 ... tcp4) is selected by --configs.
 wanted_config() { case " $configs " in *" all "*|*" ${1%%[0-9]*} "*|*" $1 "*) return 0 ;; *) return 1 ;; esac; }
 peer_libs=(openmpi mpich gloo openmpi5 mpich5 oneccl oneccl_mpi)
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
         --small-runs) runs_wanted=$2; shift ;;  # runs per small size (default 9; --quick 3)
         --baseline) baseline=$2; shift ;;  # an earlier run's output: 64 MiB shared-memory figures
         --peers) read -r -a peer_libs <<< "$2"; shift ;;  # e.g. "oneccl openmpi5" (default: all seven)
+        --sweep) run_config=run_sweep_config ;;
         *) echo "unknown argument $1"; exit 2 ;;
     esac
     shift
@@ -386,6 +389,8 @@ verdicts() {  # collective, busbw hostccl/best/name at 64 MiB and 64 KiB, 8 B ti
     fi
 }
 
+source "$root/bench/compare_sweep.sh"
+
 run_config() {  # label ranks transport
     local label=$1 n=$2 transport=$3
     label_dir=$(echo "$label" | tr -c 'a-zA-Z0-9\n' '_')
@@ -412,13 +417,18 @@ run_config() {  # label ranks transport
 
 {
 echo "Command: \`bash bench/compare.sh${cmdline:+ $cmdline}\` on $(date -u +%Y-%m-%d), $(nproc) cores."
-echo "memcpy of 64 MiB with every core copying: $memcpy GB/s per core. Large size: $((large >> 20)) MiB; times at 8 B (8 B per rank for gathered collectives)."
-echo "Ratios: busbw hostccl/best peer (higher is better); time best peer/hostccl (higher is better). Small-size times: median of $small_runs runs; p90/median is hostccl's spread across them."
+echo -n "memcpy of 64 MiB with every core copying: $memcpy GB/s per core. "
+if [ $run_config = run_sweep_config ]; then
+    echo "Sizes $(human_size "${sweep_sizes[0]}") to $(human_size "${sweep_sizes[-1]}"), one run per library and size ($(sweep_iters 268435456)-500 iterations)."
+else
+    echo "Large size: $((large >> 20)) MiB; times at 8 B (8 B per rank for gathered collectives)."
+    echo "Ratios: busbw hostccl/best peer (higher is better); time best peer/hostccl (higher is better). Small-size times: median of $small_runs runs; p90/median is hostccl's spread across them."
+fi
 echo "Peers: $(peer_versions)."
 tcp_split=0 root_ip=127.0.0.1
-wanted_config shm2 && run_config "shared memory, 2 ranks" 2 shm
-wanted_config shm4 && run_config "shared memory, 4 ranks on $(nproc) cores" 4 shm
-wanted_config shm8 && run_config "shared memory, 8 ranks on $(nproc) cores" 8 shm
+wanted_config shm2 && $run_config "shared memory, 2 ranks" 2 shm
+wanted_config shm4 && $run_config "shared memory, 4 ranks on $(nproc) cores" 4 shm
+wanted_config shm8 && $run_config "shared memory, 8 ranks on $(nproc) cores" 8 shm
 tag=hcmp$$ nsB=${tag}b vethA=${tag}a subnet=10.232.0.0/24 ipA=10.232.0.1 ipB=10.232.0.2
 if ! wanted_config tcp2 && ! wanted_config tcp4; then
     :
@@ -428,8 +438,8 @@ elif [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
     ip addr add $ipA/24 dev "$vethA" && ip link set "$vethA" up
     ip -n "$nsB" addr add $ipB/24 dev ${tag}b0 && ip -n "$nsB" link set ${tag}b0 up && ip -n "$nsB" link set lo up
     tcp_split=1 root_ip=$ipA tcp_devices=$vethA,${tag}b0
-    wanted_config tcp2 && run_config "TCP between two network namespaces, 2 ranks (1 per host)" 2 tcp
-    wanted_config tcp4 && run_config "TCP between two network namespaces, 4 ranks (2 per host)" 4 tcp
+    wanted_config tcp2 && $run_config "TCP between two network namespaces, 2 ranks (1 per host)" 2 tcp
+    wanted_config tcp4 && $run_config "TCP between two network namespaces, 4 ranks (2 per host)" 4 tcp
 else
     echo; echo "TCP between network namespaces: skipped (needs root and ip netns)."
 fi
