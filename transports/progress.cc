@@ -24,7 +24,7 @@ constexpr int kYieldRounds = 256;
 constexpr int kCrowdedSpinRounds = 0;
 constexpr int kCrowdedYieldRounds = 8;
 // A message part-way through a socket with this much left waits in poll at once.
-constexpr size_t kKernelPacedBytes = size_t(4) << 20;
+constexpr size_t kKernelPacedBytes = size_t(256) << 10;
 constexpr auto kMinSleep = std::chrono::microseconds(20);
 constexpr auto kMaxSleep = std::chrono::microseconds(500);
 
@@ -97,12 +97,12 @@ public:
 private:
     // Every unfinished transfer is on a link the kernel paces, and one of them is
     // part-way through a message with at least kKernelPacedBytes left: that moves at
-    // the socket's pace (a buffer's worth takes hundreds of microseconds; below it
-    // spinning catches the last buffers sooner: 1 MiB one way took 456-482 us
-    // spinning, 500-560 blocking at once), so spinning and yielding would
-    // only take the cores the kernel's TCP work runs on (two namespace hosts on 2
-    // cores: a 64 MiB broadcast between two ranks moved 1.60-1.72 GB/s spinning
-    // first, 2.00-2.08 GB/s blocking at once; raw TCP one way 2.3-2.5).
+    // the socket's pace, so spinning and yielding would only take the cores the
+    // kernel's TCP work runs on. The socket wakes the poll once a batch has arrived
+    // (TcpLane::setWakeBytes), not per segment, so blocking at once costs a wake-up
+    // per batch (two namespace hosts on 2 cores, broadcast between two ranks, GB/s,
+    // blocking from 4 MiB left and from 256 KiB: 2 MiB 2.4-2.6 and 3.1-3.5, 8 MiB
+    // 3.0-3.3 and 3.3-3.4).
     static bool midMessageInKernel(const std::vector<Transfer*>& transfers) {
         bool begun = false;
         for (const Transfer* t : transfers) {

@@ -4,6 +4,9 @@
 // the lanes run ahead of each other.
 #include <gtest/gtest.h>
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <cstring>
 #include <numeric>
 #include <thread>
@@ -246,4 +249,73 @@ TEST(TcpLanes, TheListenerTakesOnlyThePeersLanes) {
     ASSERT_TRUE(hostccl::net::sendAll(lane.get(), &probe, 1, deadline, &err)) << err;
     ASSERT_TRUE(hostccl::net::recvAll(lanes[1].get(), &got, 1, deadline, &err)) << err;
     EXPECT_EQ(got, 'p') << "lane 1 is not the connection that presented the token";
+}
+
+// A receive drained part-way asks the kernel to wake it for a batch (SO_RCVLOWAT), not
+// for each segment, and asks for 1 byte again once the part is in: otherwise a small
+// message after a large one would not make the socket readable, and a waiter would
+// sleep through it until its poll slice ended.
+TEST(TcpLanes, AReceiveDrainedMidMessageWakesForABatchThenForAnyByteAgain) {
+    const auto deadline = Deadline::after(std::chrono::seconds(10));
+    Fd up, down;
+    loopbackConnection(deadline, &up, &down);
+    std::vector<Fd> lowFds, highFds;
+    std::string why, whyHigh;
+    bool highOk = false;
+    std::thread high([&] { highOk = hostccl::transport::openTcpLanes(std::move(up), false, 1, deadline, &highFds, &whyHigh); });
+    ASSERT_TRUE(hostccl::transport::openTcpLanes(std::move(down), true, 1, deadline, &lowFds, &why)) << why;
+    high.join();
+    ASSERT_TRUE(highOk) << whyHigh;
+    const int raw = lowFds[0].get();  // the sender writes the wire format itself
+    TcpLink receiver(0, kCommId, std::move(highFds), "127.0.0.1");
+    std::vector<pollfd> fds;
+    receiver.appendPollFds(&fds);
+    ASSERT_EQ(fds.size(), 1u);
+    auto wakeBytes = [&] {
+        int v = 0;
+        socklen_t len = sizeof v;
+        EXPECT_EQ(getsockopt(fds[0].fd, SOL_SOCKET, SO_RCVLOWAT, &v, &len), 0);
+        return v;
+    };
+    auto readable = [&](int waitMs) {
+        pollfd p{fds[0].fd, POLLIN, 0};
+        return ::poll(&p, 1, waitMs) == 1 && (p.revents & POLLIN) != 0;
+    };
+    auto send = [&](const void* data, size_t bytes) {
+        std::string err;
+        ASSERT_TRUE(hostccl::net::sendAll(raw, data, bytes, deadline, &err)) << err;
+    };
+
+    const size_t big = 1 << 20, first = 100 * 1024;
+    const std::vector<char> payload = pattern(big, 3);
+    std::vector<char> in(big, 0);
+    Transfer r = transfer(Transfer::Dir::Recv, nullptr, in.data(), big, 0);
+    receiver.post(&r);
+    const hostccl::transport::WireHeader h = hostccl::transport::makeHeader(kCommId, r.tag, big);
+    send(&h, sizeof h);
+    send(payload.data(), first);
+    while (r.moved < first) receiver.progress();
+    receiver.progress();  // drained: nothing more queued
+    EXPECT_EQ(wakeBytes(), 256 * 1024) << "woken per batch while " << big - first << " bytes are still expected";
+    send(payload.data() + first, 1000);
+    EXPECT_FALSE(readable(0)) << "1000 bytes are not a batch";
+    std::thread rest([&] { send(payload.data() + first + 1000, big - first - 1000); });  // more than the socket holds
+    while (!r.complete && r.error == HCCL_SUCCESS) receiver.progress();
+    rest.join();
+    ASSERT_EQ(r.error, HCCL_SUCCESS) << r.errorText;
+    EXPECT_TRUE(in == payload);
+    EXPECT_EQ(wakeBytes(), 1) << "the part is in: the next header must wake a waiter";
+
+    // A message smaller than a batch, after the large one, makes the socket readable.
+    const char small[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    char smallIn[8] = {};
+    Transfer s = transfer(Transfer::Dir::Recv, nullptr, smallIn, sizeof small, 1);
+    receiver.post(&s);
+    const hostccl::transport::WireHeader hs = hostccl::transport::makeHeader(kCommId, s.tag, sizeof small);
+    send(&hs, sizeof hs);
+    send(small, sizeof small);
+    EXPECT_TRUE(readable(5000)) << "a small message after a large one did not wake the receiver";
+    while (!s.complete && s.error == HCCL_SUCCESS) receiver.progress();
+    ASSERT_EQ(s.error, HCCL_SUCCESS) << s.errorText;
+    EXPECT_EQ(std::memcmp(smallIn, small, sizeof small), 0);
 }

@@ -18,6 +18,12 @@ size_t stagingBytes() {
     return bytes;
 }
 bool wouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; }
+// A receiver waiting part-way through a message is woken once this much more has
+// arrived (or the rest of the part, if less), not at every segment: waking at every
+// segment read 16 KiB per recv on average and left the 2 cores idle a third of the
+// time between two namespace hosts (64 MiB broadcast, 1 rank per host: 2.0-2.1 GB/s
+// woken per segment, 2.7-3.1 woken per 256 KiB).
+constexpr size_t kWakeBatchBytes = 256 * 1024;
 }  // namespace
 
 LanePart lanePart(size_t bytes, uint32_t lane, uint32_t lanes) {
@@ -89,7 +95,19 @@ bool TcpLane::peekHeader(WireHeader* h) const {
     return ::recv(fd_.get(), h, sizeof *h, MSG_PEEK | MSG_DONTWAIT) == ssize_t(sizeof *h);
 }
 
+// SO_RCVLOWAT: poll() reports the socket readable, and the kernel wakes a waiter, only
+// once that many bytes are queued (at most kWakeBatchBytes; a closed or failed socket
+// wakes it regardless). Raised mid-part when the socket is drained, to the bytes
+// still expected; back to 1 when the part is in. Set only when it changes: a system
+// call once per wait, not per pass.
+void TcpLane::setWakeBytes(size_t bytes) {
+    const int want = static_cast<int>(std::clamp<size_t>(bytes, 1, kWakeBatchBytes));
+    if (want == wakeBytes_) return;
+    if (::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVLOWAT, &want, sizeof want) == 0) wakeBytes_ = want;
+}
+
 void TcpLane::finishReceive(bool* done) {
+    setWakeBytes(1);  // the next header, however small, must wake a waiter at once
     inHeaderDone_ = false;
     recvMoved_ = 0;
     staged_ = 0;
@@ -124,6 +142,7 @@ int TcpLane::advanceRecv(Transfer* t, uint64_t commId, bool* done, HcclResult* c
         } else {
             const ssize_t got =
                 readSome(static_cast<char*>(t->dst) + part.offset + recvMoved_, part.bytes - recvMoved_, code, why);
+            if (got == 0) setWakeBytes(part.bytes - recvMoved_);
             if (got <= 0) return static_cast<int>(got);
             recvMoved_ += static_cast<size_t>(got);
             t->moved += static_cast<size_t>(got);
@@ -140,6 +159,7 @@ int TcpLane::readPayloadReducing(Transfer* t, const LanePart& part, HcclResult* 
     const size_t pending = part.bytes - recvMoved_;  // bytes not yet reduced
     const size_t want = std::min(staging_.size() - staged_, pending - staged_);
     const ssize_t got = readSome(staging_.data() + staged_, want, code, why);
+    if (got == 0) setWakeBytes(want);
     if (got <= 0) return static_cast<int>(got);
     staged_ += static_cast<size_t>(got);
     const size_t whole = staged_ / t->elemSize * t->elemSize;

@@ -54,6 +54,8 @@ private:
     int readPayloadReducing(Transfer* t, const LanePart& part, HcclResult* code, std::string* why);
     ssize_t readSome(void* buf, size_t len, HcclResult* code, std::string* why);
     void finishReceive(bool* done);
+    // How many queued bytes make the socket readable (see the definition).
+    void setWakeBytes(size_t bytes);
 
     net::Fd fd_;
     uint32_t index_, lanes_;
@@ -64,6 +66,7 @@ private:
     size_t inHeaderBytes_ = 0;
     bool inHeaderDone_ = false;
     size_t recvMoved_ = 0;  // payload bytes of the current part received (and reduced)
+    int wakeBytes_ = 1;  // the socket's SO_RCVLOWAT
     std::vector<char> staging_;
     size_t staged_ = 0;
 };
