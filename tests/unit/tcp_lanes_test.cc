@@ -285,6 +285,12 @@ TEST(TcpLanes, AReceiveDrainedMidMessageWakesForABatchThenForAnyByteAgain) {
         std::string err;
         ASSERT_TRUE(hostccl::net::sendAll(raw, data, bytes, deadline, &err)) << err;
     };
+    // Progresses the receiver until `done` holds; false when 30 s pass first.
+    auto progressUntil = [&](auto done) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!done() && std::chrono::steady_clock::now() < until) receiver.progress();
+        return done();
+    };
 
     const size_t big = 1 << 20, first = 100 * 1024;
     const std::vector<char> payload = pattern(big, 3);
@@ -294,14 +300,15 @@ TEST(TcpLanes, AReceiveDrainedMidMessageWakesForABatchThenForAnyByteAgain) {
     const hostccl::transport::WireHeader h = hostccl::transport::makeHeader(kCommId, r.tag, big);
     send(&h, sizeof h);
     send(payload.data(), first);
-    while (r.moved < first) receiver.progress();
+    ASSERT_TRUE(progressUntil([&] { return r.moved >= first; })) << "the first 100 KiB never arrived";
     receiver.progress();  // drained: nothing more queued
     EXPECT_EQ(wakeBytes(), 256 * 1024) << "woken per batch while " << big - first << " bytes are still expected";
     send(payload.data() + first, 1000);
     EXPECT_FALSE(readable(0)) << "1000 bytes are not a batch";
     std::thread rest([&] { send(payload.data() + first + 1000, big - first - 1000); });  // more than the socket holds
-    while (!r.complete && r.error == HCCL_SUCCESS) receiver.progress();
+    const bool settled = progressUntil([&] { return r.complete || r.error != HCCL_SUCCESS; });
     rest.join();
+    ASSERT_TRUE(settled) << "the 1 MiB message neither completed nor failed";
     ASSERT_EQ(r.error, HCCL_SUCCESS) << r.errorText;
     EXPECT_TRUE(in == payload);
     EXPECT_EQ(wakeBytes(), 1) << "the part is in: the next header must wake a waiter";
@@ -315,7 +322,7 @@ TEST(TcpLanes, AReceiveDrainedMidMessageWakesForABatchThenForAnyByteAgain) {
     send(&hs, sizeof hs);
     send(small, sizeof small);
     EXPECT_TRUE(readable(5000)) << "a small message after a large one did not wake the receiver";
-    while (!s.complete && s.error == HCCL_SUCCESS) receiver.progress();
+    ASSERT_TRUE(progressUntil([&] { return s.complete || s.error != HCCL_SUCCESS; })) << "the small message never settled";
     ASSERT_EQ(s.error, HCCL_SUCCESS) << s.errorText;
     EXPECT_EQ(std::memcmp(smallIn, small, sizeof small), 0);
 }
