@@ -50,25 +50,29 @@ void expectTiles(size_t bytes, uint32_t lanes, uint32_t expectUsed) {
     EXPECT_EQ(used, expectUsed) << bytes << " bytes over " << lanes << " lanes";
 }
 
-// Two ends of one link: a loopback connection, then the lane handshake on both
-// sides at once (`wantedLow` by the listening lower rank, `wantedHigh` by the other).
+// The sockets of both ends of one link: a loopback connection, then the lane handshake
+// on both sides at once (`wantedLow` by the listening lower rank, `wantedHigh` by the other).
+void openLanes(unsigned wantedLow, unsigned wantedHigh, std::vector<Fd>* lowFds, std::vector<Fd>* highFds) {
+    const auto deadline = Deadline::after(std::chrono::seconds(10));
+    Fd up, down;
+    loopbackConnection(deadline, &up, &down);
+    std::string why, whyHigh;
+    bool highOk = false;
+    std::thread high([&] {
+        highOk = hostccl::transport::openTcpLanes(std::move(up), false, wantedHigh, deadline, highFds, &whyHigh);
+    });
+    const bool lowOk = hostccl::transport::openTcpLanes(std::move(down), true, wantedLow, deadline, lowFds, &why);
+    high.join();
+    EXPECT_TRUE(lowOk) << why;
+    EXPECT_TRUE(highOk) << whyHigh;
+}
+
+// Two ends of one link.
 struct LinkPair {
     std::unique_ptr<TcpLink> low, high;
     LinkPair(unsigned wantedLow, unsigned wantedHigh) {
-        std::string why;
-        const auto deadline = Deadline::after(std::chrono::seconds(10));
-        Fd up, down;
-        loopbackConnection(deadline, &up, &down);
         std::vector<Fd> lowFds, highFds;
-        std::string whyHigh;
-        bool highOk = false;
-        std::thread high([&] {
-            highOk = hostccl::transport::openTcpLanes(std::move(up), false, wantedHigh, deadline, &highFds, &whyHigh);
-        });
-        const bool lowOk = hostccl::transport::openTcpLanes(std::move(down), true, wantedLow, deadline, &lowFds, &why);
-        high.join();
-        EXPECT_TRUE(lowOk) << why;
-        EXPECT_TRUE(highOk) << whyHigh;
+        openLanes(wantedLow, wantedHigh, &lowFds, &highFds);
         low = std::make_unique<TcpLink>(1, kCommId, std::move(lowFds), "127.0.0.1");
         this->high = std::make_unique<TcpLink>(0, kCommId, std::move(highFds), "127.0.0.1");
     }
@@ -257,15 +261,10 @@ TEST(TcpLanes, TheListenerTakesOnlyThePeersLanes) {
 // sleep through it until its poll slice ended.
 TEST(TcpLanes, AReceiveDrainedMidMessageWakesForABatchThenForAnyByteAgain) {
     const auto deadline = Deadline::after(std::chrono::seconds(10));
-    Fd up, down;
-    loopbackConnection(deadline, &up, &down);
     std::vector<Fd> lowFds, highFds;
-    std::string why, whyHigh;
-    bool highOk = false;
-    std::thread high([&] { highOk = hostccl::transport::openTcpLanes(std::move(up), false, 1, deadline, &highFds, &whyHigh); });
-    ASSERT_TRUE(hostccl::transport::openTcpLanes(std::move(down), true, 1, deadline, &lowFds, &why)) << why;
-    high.join();
-    ASSERT_TRUE(highOk) << whyHigh;
+    openLanes(1, 1, &lowFds, &highFds);
+    ASSERT_EQ(lowFds.size(), 1u);
+    ASSERT_EQ(highFds.size(), 1u);
     const int raw = lowFds[0].get();  // the sender writes the wire format itself
     TcpLink receiver(0, kCommId, std::move(highFds), "127.0.0.1");
     std::vector<pollfd> fds;
