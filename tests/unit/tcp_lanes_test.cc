@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cstring>
@@ -324,4 +325,80 @@ TEST(TcpLanes, AReceiveDrainedMidMessageWakesForABatchThenForAnyByteAgain) {
     ASSERT_TRUE(progressUntil([&] { return s.complete || s.error != HCCL_SUCCESS; })) << "the small message never settled";
     ASSERT_EQ(s.error, HCCL_SUCCESS) << s.errorText;
     EXPECT_EQ(std::memcmp(smallIn, small, sizeof small), 0);
+}
+
+// Small messages that wait on the socket together are read with one system call (the
+// lane's inbox), and the bytes read ahead stay the lane's: each later receive, reduced
+// or not, and a large message whose start was read ahead arrive exact, and a header
+// read ahead still counts as waiting for a receive.
+TEST(TcpLanes, SmallMessagesWaitingTogetherAreReadAheadAndEachArrivesExact) {
+    const auto deadline = Deadline::after(std::chrono::seconds(10));
+    std::vector<Fd> lowFds, highFds;
+    openLanes(1, 1, &lowFds, &highFds);
+    const int raw = lowFds[0].get();  // the sender writes the wire format itself
+    const int socketFd = highFds[0].get();
+    TcpLink receiver(0, kCommId, std::move(highFds), "127.0.0.1");
+    using hostccl::transport::makeHeader;
+    using hostccl::transport::WireHeader;
+    auto progressUntil = [&](Transfer* t) {
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (!t->complete && t->error == HCCL_SUCCESS && std::chrono::steady_clock::now() < until) receiver.progress();
+        return t->complete || t->error != HCCL_SUCCESS;
+    };
+
+    // Messages 0-2 (8, 0 and 40 bytes), then message 3's header and its first 2000 of
+    // 64 KiB, in one write: 2,240 bytes waiting on the socket.
+    const std::vector<char> m0 = pattern(8, 1), m3 = pattern(64 << 10, 4);
+    const std::vector<int32_t> m2 = {1, -2, 3, -4, 5, -6, 7, -8, 9, -10}, local2 = {10, 20, 30, 40, 50, 60, 70, 80, 90, 100};
+    std::vector<char> wire;
+    auto put = [&](const void* data, size_t bytes) {
+        wire.insert(wire.end(), static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
+    };
+    Transfer r0 = transfer(Transfer::Dir::Recv, nullptr, nullptr, m0.size(), 0);
+    Transfer r1 = transfer(Transfer::Dir::Recv, nullptr, nullptr, 0, 1);
+    Transfer r2 = transfer(Transfer::Dir::Recv, nullptr, nullptr, m2.size() * sizeof(int32_t), 2);
+    Transfer r3 = transfer(Transfer::Dir::Recv, nullptr, nullptr, m3.size(), 3);
+    const WireHeader h0 = makeHeader(kCommId, r0.tag, r0.bytes), h1 = makeHeader(kCommId, r1.tag, 0),
+                     h2 = makeHeader(kCommId, r2.tag, r2.bytes), h3 = makeHeader(kCommId, r3.tag, r3.bytes);
+    put(&h0, sizeof h0);
+    put(m0.data(), m0.size());
+    put(&h1, sizeof h1);
+    put(&h2, sizeof h2);
+    put(m2.data(), r2.bytes);
+    put(&h3, sizeof h3);
+    put(m3.data(), 2000);
+    std::string err;
+    ASSERT_TRUE(hostccl::net::sendAll(raw, wire.data(), wire.size(), deadline, &err)) << err;
+
+    std::vector<char> in0(m0.size(), 0), in3(m3.size(), 0);
+    r0.dst = in0.data();
+    receiver.post(&r0);
+    ASSERT_TRUE(progressUntil(&r0));
+    ASSERT_EQ(r0.error, HCCL_SUCCESS) << r0.errorText;
+    EXPECT_TRUE(in0 == m0);
+    int queued = -1;
+    ASSERT_EQ(ioctl(socketFd, FIONREAD, &queued), 0);
+    EXPECT_EQ(queued, 0) << "the messages after the first were left on the socket, not read ahead";
+    WireHeader next{};
+    ASSERT_TRUE(receiver.unclaimedHeader(&next)) << "a header read ahead must still count as waiting";
+    EXPECT_EQ(hostccl::transport::tagOf(next).index, 1u);
+
+    std::vector<int32_t> in2(m2.size(), 0);
+    r2.dst = in2.data();
+    r2.reduce = hostccl::reduceFunction(HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM);
+    r2.local = local2.data();
+    r2.elemSize = sizeof(int32_t);
+    r3.dst = in3.data();
+    receiver.post(&r1);
+    receiver.post(&r2);
+    receiver.post(&r3);
+    ASSERT_TRUE(hostccl::net::sendAll(raw, m3.data() + 2000, m3.size() - 2000, deadline, &err)) << err;
+    ASSERT_TRUE(progressUntil(&r3));
+    for (Transfer* t : {&r1, &r2, &r3}) {
+        EXPECT_TRUE(t->complete);
+        EXPECT_EQ(t->error, HCCL_SUCCESS) << t->errorText;
+        EXPECT_EQ(t->moved, t->bytes);
+    }
+    for (size_t i = 0; i < m2.size(); ++i) EXPECT_EQ(in2[i], m2[i] + local2[i]) << "element " << i;
+    EXPECT_TRUE(in3 == m3);
 }

@@ -24,6 +24,12 @@ bool wouldBlock() { return errno == EAGAIN || errno == EWOULDBLOCK || errno == E
 // time between two namespace hosts (64 MiB broadcast, 1 rank per host: 2.0-2.1 GB/s
 // woken per segment, 2.7-3.1 woken per 256 KiB).
 constexpr size_t kWakeBatchBytes = 256 * 1024;
+// Reads of less than kSmallReadBytes (a header, a small payload) refill the inbox with
+// up to kInboxBytes: a pipelined 8-byte op is a 56-byte message, so one refill holds
+// about 70. Larger reads, such as the staging chunk of a reduce on arrival, go
+// straight to their buffer.
+constexpr size_t kInboxBytes = 4096;
+constexpr size_t kSmallReadBytes = 1024;
 }  // namespace
 
 LanePart lanePart(size_t bytes, uint32_t lane, uint32_t lanes) {
@@ -91,8 +97,27 @@ ssize_t TcpLane::readSome(void* buf, size_t len, HcclResult* code, std::string* 
     return -1;
 }
 
+ssize_t TcpLane::take(void* buf, size_t len, HcclResult* code, std::string* why) {
+    if (inboxAt_ == inboxEnd_) {
+        if (len >= kSmallReadBytes) return readSome(buf, len, code, why);
+        if (!inbox_) inbox_ = std::make_unique<char[]>(kInboxBytes);
+        const ssize_t got = readSome(inbox_.get(), kInboxBytes, code, why);
+        if (got <= 0) return got;
+        inboxAt_ = 0;
+        inboxEnd_ = static_cast<size_t>(got);
+    }
+    const size_t n = std::min(len, inboxEnd_ - inboxAt_);
+    std::memcpy(buf, inbox_.get() + inboxAt_, n);
+    inboxAt_ += n;
+    return static_cast<ssize_t>(n);
+}
+
 bool TcpLane::peekHeader(WireHeader* h) const {
-    return ::recv(fd_.get(), h, sizeof *h, MSG_PEEK | MSG_DONTWAIT) == ssize_t(sizeof *h);
+    char* out = reinterpret_cast<char*>(h);
+    const size_t held = std::min(inboxEnd_ - inboxAt_, sizeof *h);
+    if (held > 0) std::memcpy(out, inbox_.get() + inboxAt_, held);
+    const size_t rest = sizeof *h - held;
+    return rest == 0 || ::recv(fd_.get(), out + held, rest, MSG_PEEK | MSG_DONTWAIT) == ssize_t(rest);
 }
 
 // SO_RCVLOWAT: poll() reports the socket readable, and the kernel wakes a waiter, only
@@ -121,8 +146,8 @@ int TcpLane::advanceRecv(Transfer* t, uint64_t commId, bool* done, HcclResult* c
         return 1;
     }
     if (!inHeaderDone_) {
-        const ssize_t got = readSome(reinterpret_cast<char*>(&inHeader_) + inHeaderBytes_,
-                                     sizeof(WireHeader) - inHeaderBytes_, code, why);
+        const ssize_t got = take(reinterpret_cast<char*>(&inHeader_) + inHeaderBytes_,
+                                 sizeof(WireHeader) - inHeaderBytes_, code, why);
         if (got <= 0) return static_cast<int>(got);
         inHeaderBytes_ += static_cast<size_t>(got);
         if (inHeaderBytes_ < sizeof(WireHeader)) return 1;
@@ -141,7 +166,7 @@ int TcpLane::advanceRecv(Transfer* t, uint64_t commId, bool* done, HcclResult* c
             if (rc <= 0) return rc;
         } else {
             const ssize_t got =
-                readSome(static_cast<char*>(t->dst) + part.offset + recvMoved_, part.bytes - recvMoved_, code, why);
+                take(static_cast<char*>(t->dst) + part.offset + recvMoved_, part.bytes - recvMoved_, code, why);
             if (got == 0) setWakeBytes(part.bytes - recvMoved_);
             if (got <= 0) return static_cast<int>(got);
             recvMoved_ += static_cast<size_t>(got);
@@ -158,7 +183,7 @@ int TcpLane::readPayloadReducing(Transfer* t, const LanePart& part, HcclResult* 
     if (staging_.size() < stagingBytes()) staging_.resize(stagingBytes());
     const size_t pending = part.bytes - recvMoved_;  // bytes not yet reduced
     const size_t want = std::min(staging_.size() - staged_, pending - staged_);
-    const ssize_t got = readSome(staging_.data() + staged_, want, code, why);
+    const ssize_t got = take(staging_.data() + staged_, want, code, why);
     if (got == 0) setWakeBytes(want);
     if (got <= 0) return static_cast<int>(got);
     staged_ += static_cast<size_t>(got);

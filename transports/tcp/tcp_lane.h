@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ public:
     // (its part moved, or it carries none), `*done` becomes true.
     int advanceSend(Transfer* t, uint64_t commId, bool* done, HcclResult* code, std::string* why);
     int advanceRecv(Transfer* t, uint64_t commId, bool* done, HcclResult* code, std::string* why);
-    // A whole header waiting on the socket, read without consuming it.
+    // A whole header waiting (in the inbox, then on the socket), read without consuming it.
     bool peekHeader(WireHeader* h) const;
     // Between messages on the receiving side (no header half read).
     bool betweenReceives() const { return inHeaderBytes_ == 0 && !inHeaderDone_; }
@@ -53,6 +54,9 @@ public:
 private:
     int readPayloadReducing(Transfer* t, const LanePart& part, HcclResult* code, std::string* why);
     ssize_t readSome(void* buf, size_t len, HcclResult* code, std::string* why);
+    // Up to `len` received bytes: from the inbox while it holds any; a small read refills
+    // it with one recv, a larger one goes straight into `buf`.
+    ssize_t take(void* buf, size_t len, HcclResult* code, std::string* why);
     void finishReceive(bool* done);
     // How many queued bytes make the socket readable (see the definition).
     void setWakeBytes(size_t bytes);
@@ -69,6 +73,11 @@ private:
     int wakeBytes_ = 1;  // the socket's SO_RCVLOWAT
     std::vector<char> staging_;
     size_t staged_ = 0;
+    // Bytes read off the socket ahead of the receives that claim them (see take): a run
+    // of small messages waiting on the socket is read with one system call, not two per
+    // message. Allocated at the first small read.
+    std::unique_ptr<char[]> inbox_;
+    size_t inboxAt_ = 0, inboxEnd_ = 0;
 };
 
 }  // namespace hostccl::transport

@@ -3,7 +3,8 @@
 // on a link of several lanes goes as contiguous parts, one per lane, each with its
 // own header. Sends go out with writev, receives land straight in the user's buffer,
 // or (reduce on arrival) in a small staging chunk that is reduced into the
-// destination as soon as whole elements are in.
+// destination as soon as whole elements are in; headers and small payloads come
+// through each lane's inbox, which reads what waits on the socket ahead in one recv.
 #pragma once
 
 #include <deque>
