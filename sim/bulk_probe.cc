@@ -225,17 +225,24 @@ std::vector<uint32_t> ranksOnHost(HcclComm comm, uint32_t host, size_t count) {
 
 // What one host sends at most, all flows together (its NIC, or a shaper on its link):
 // two ranks of host 0 each streaming to a rank of host 1 as measureNetPair does, at
-// once, over all their runs (the best run of one would be one the other left alone).
-// Where two flows get less than 1.5 times one flow's rate (`oneFlowBeta`), the
-// host's link is their limit: its rate, bytes per second; else 0 (not a limit seen
-// here). Needs two ranks on each of hosts 0 and 1.
+// once: both flows' bytes over the time until the later one ends (runFlows returns
+// after a barrier). Not one flow's own time: flows need not share fairly (under CUBIC
+// behind a shaper's deep queue one took the link while the other waited, and read as
+// two flows at twice the shaper's rate). Where two flows get less than 1.5 times one
+// flow's rate (`oneFlowBeta`), the host's link is their limit: its rate, bytes per
+// second; else 0 (not a limit seen here). Needs two ranks on each of hosts 0 and 1.
 HcclResult measureNicRate(const std::vector<HcclComm>& comms, double oneFlowBeta, double* bytesPerSec) {
+    constexpr int kStreak = 16, kTimedRuns = 15;
     *bytesPerSec = 0;
     const std::vector<uint32_t> from = ranksOnHost(comms[0], 0, 2), to = ranksOnHost(comms[0], 1, 2);
     if (from.size() < 2 || to.size() < 2) return HCCL_SUCCESS;
     FlowTiming two;
-    const HcclResult rc = runFlows(comms, {{from[0], to[0]}, {from[1], to[1]}}, kNetCached, false, 16, 15, &two);
-    const double together = two.meanPerMessage > 0 ? 2 * double(kNetCached) / two.meanPerMessage : 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const HcclResult rc =
+        runFlows(comms, {{from[0], to[0]}, {from[1], to[1]}}, kNetCached, false, kStreak, kTimedRuns, &two);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double perFlow = double(kNetCached) * kStreak * (kTimedRuns + 1);  // timeFlow's untimed first run too
+    const double together = two.meanPerMessage > 0 && wall > 0 ? 2 * perFlow / wall : 0;  // > 0: the first flow ran here
     if (together > 0 && oneFlowBeta > 0 && together < 1.5 / oneFlowBeta) *bytesPerSec = together;
     return rc;
 }
