@@ -19,6 +19,9 @@
 # bench/compare-baseline.md, an earlier full run's output: --out writes one).
 #   bash bench/compare.sh [--quick] [--configs shm|tcp|all|"shm2 shm4 shm8 tcp2 tcp4"] [--collectives "allgather ..."]
 #                         [--small-runs N] [--out FILE] [--baseline FILE] [--peers "oneccl ..."] [--sweep]
+#                         [--tcp-congestion NAME]
+# --tcp-congestion: both hosts' default congestion control for the TCP configurations
+# (every library's sockets then start with it; the machine's is restored at the end).
 # --sweep: instead, every collective at every size from 8 B to 256 MiB (x4 steps), one run
 # each, against the best peer at each size (bench/compare_sweep.sh).
 # Configurations: shared memory (2, 4 and 8 ranks on this host); TCP between two "hosts"
@@ -29,7 +32,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 cmdline="$*"
-quick=0 out="" configs=all only="" runs_wanted="" baseline=bench/compare-baseline.md run_config=run_config
+quick=0 out="" configs=all only="" runs_wanted="" baseline=bench/compare-baseline.md run_config=run_config tcp_cc=""
 # Whether configuration $1 (shm2 ... tcp4) is selected by --configs.
 wanted_config() { case " $configs " in *" all "*|*" ${1%%[0-9]*} "*|*" $1 "*) return 0 ;; *) return 1 ;; esac; }
 peer_libs=(openmpi mpich gloo openmpi5 mpich5 oneccl oneccl_mpi)
@@ -43,6 +46,7 @@ while [ $# -gt 0 ]; do
         --baseline) baseline=$2; shift ;;  # an earlier run's output: 64 MiB shared-memory figures
         --peers) read -r -a peer_libs <<< "$2"; shift ;;  # e.g. "oneccl openmpi5" (default: all seven)
         --sweep) run_config=run_sweep_config ;;
+        --tcp-congestion) tcp_cc=$2; shift ;;  # e.g. cubic (default: the kernel's, as configured)
         *) echo "unknown argument $1"; exit 2 ;;
     esac
     shift
@@ -293,28 +297,30 @@ cut_bytes() {  # collective ranks size
 # The raw TCP limit between the two hosts with n/2 process pairs, each pair `streams`
 # connections; both ways at once, or only toward host B (oneway). Prints GB/s per
 # direction: the sum of what host B's processes received per second.
-raw_tcp() {  # ranks streams [--oneway]
-    local pairs=$(($1 / 2)) p pids=() i
+raw_tcp() {  # ranks streams [--oneway|""] [congestion control]
+    local pairs=$(($1 / 2)) p pids=() i opts=(${3:-} ${4:+--congestion $4})
     p=$(port)
     for i in $(seq 0 $((pairs - 1))); do
-        in_host "$nsB" timeout -k 5 $run_timeout "$peers/tcp_raw" --listen $((p + i)) --streams "$2" --mib 512 ${3:-} >"$logs/raw.b.$i" 2>&1 &
+        in_host "$nsB" timeout -k 5 $run_timeout "$peers/tcp_raw" --listen $((p + i)) --streams "$2" --mib 512 "${opts[@]}" >"$logs/raw.b.$i" 2>&1 &
         pids+=($!)
     done
     sleep 0.3
     for i in $(seq 0 $((pairs - 1))); do
-        timeout -k 5 $run_timeout "$peers/tcp_raw" --connect "$ipB:$((p + i))" --streams "$2" --mib 512 ${3:-} >"$logs/raw.a.$i" 2>&1 &
+        timeout -k 5 $run_timeout "$peers/tcp_raw" --connect "$ipB:$((p + i))" --streams "$2" --mib 512 "${opts[@]}" >"$logs/raw.a.$i" 2>&1 &
         pids+=($!)
     done
     wait "${pids[@]}"
     cat "$logs"/raw.b.* | awk '{ s += $5 } END { printf "%.3f", s }'
     rm -f "$logs"/raw.[ab].*
 }
-best_raw() {  # ranks [--oneway]: the best of 1, 2 and 4 streams per pair, each twice
-    local best=0 s k r
-    for s in 1 2 4; do for k in 1 2; do
-        r=$(raw_tcp "$1" $s ${2:-})
+# The best of 1, 2 and 4 streams per pair, each twice, under the kernel's congestion
+# control and under CUBIC (what hostccl's sockets run where the kernel's is BBR).
+best_raw() {  # ranks [--oneway]
+    local best=0 s k r cc
+    for cc in "" cubic; do for s in 1 2 4; do for k in 1 2; do
+        r=$(raw_tcp "$1" $s "${2:-}" $cc)
         awk -v a="$r" -v b="$best" 'BEGIN { exit !(a > b) }' && best=$r
-    done; done
+    done; done; done
     echo "$best"
 }
 
@@ -323,7 +329,7 @@ best_raw() {  # ranks [--oneway]: the best of 1, 2 and 4 streams per pair, each 
 raw_lines() {  # ranks both_ways_GBps one_way_GBps
     local n=$1 coll
     echo
-    echo "Raw TCP limit between the hosts ($((n / 2)) process pairs, best of 1, 2 and 4 streams each): $2 GB/s per direction both ways at once, $3 GB/s one way."
+    echo "Raw TCP limit between the hosts ($((n / 2)) process pairs, best of 1, 2 and 4 streams each, under the kernel's congestion control and CUBIC): $2 GB/s per direction both ways at once, $3 GB/s one way."
     echo
     echo "| collective | bytes across per direction | hostccl GB/s | of raw | best peer GB/s | requirement (>= 0.8x raw, >= best peer) |"
     echo "|---|---|---|---|---|---|"
@@ -433,11 +439,21 @@ tag=hcmp$$ nsB=${tag}b vethA=${tag}a subnet=10.232.0.0/24 ipA=10.232.0.1 ipB=10.
 if ! wanted_config tcp2 && ! wanted_config tcp4; then
     :
 elif [ "$(id -u)" -eq 0 ] && ip netns add "$nsB" 2>/dev/null; then
-    trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null; leave_no_shm' EXIT
+    cc_before=$(sysctl -n net.ipv4.tcp_congestion_control)
+    trap 'ip netns del "$nsB" 2>/dev/null; ip link del "$vethA" 2>/dev/null; leave_no_shm
+          sysctl -qw net.ipv4.tcp_congestion_control="$cc_before"' EXIT
     ip link add "$vethA" type veth peer name ${tag}b0 && ip link set ${tag}b0 netns "$nsB"
     ip addr add $ipA/24 dev "$vethA" && ip link set "$vethA" up
     ip -n "$nsB" addr add $ipB/24 dev ${tag}b0 && ip -n "$nsB" link set ${tag}b0 up && ip -n "$nsB" link set lo up
     tcp_split=1 root_ip=$ipA tcp_devices=$vethA,${tag}b0
+    cc=${tcp_cc:-$cc_before}
+    { sysctl -qw net.ipv4.tcp_congestion_control="$cc" && ip netns exec "$nsB" sysctl -qw net.ipv4.tcp_congestion_control="$cc"; } || exit 1
+    case ${HOSTCCL_TCP_CONGESTION:-auto} in
+        auto) ours=$cc; case $cc in bbr*) ours=cubic ;; esac ;;
+        system) ours=$cc ;;
+        *) ours=$HOSTCCL_TCP_CONGESTION ;;
+    esac
+    echo; echo "TCP congestion control: $cc on both hosts$([ -n "$tcp_cc" ] && echo " (--tcp-congestion; the machine's: $cc_before)"), which the peers' sockets run; hostccl's run $ours (HOSTCCL_TCP_CONGESTION=${HOSTCCL_TCP_CONGESTION:-auto}: the kernel's, BBR becoming CUBIC)."
     wanted_config tcp2 && $run_config "TCP between two network namespaces, 2 ranks (1 per host)" 2 tcp
     wanted_config tcp4 && $run_config "TCP between two network namespaces, 4 ranks (2 per host)" 4 tcp
 else

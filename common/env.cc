@@ -94,6 +94,7 @@ const std::vector<Var>& registry() {
         {"HOSTCCL_ALGO_EXPLAIN", "0", "1: rank 0 prints the selector's score table the first time each collective meets each power-of-two size."},
         {"HOSTCCL_TCP_SOCKETS", "2", "Sockets per TCP link (1-8): messages of 1 MiB and more are striped over them."},
         {"HOSTCCL_TCP_CHUNK_BYTES", "262144", "Bytes a TCP receive reduces at a time when it reduces on arrival."},
+        {"HOSTCCL_TCP_CONGESTION", "auto", "Congestion control of TCP links' sockets: auto (the kernel's, except BBR, which becomes CUBIC), system (always the kernel's) or an algorithm's name."},
     };
     return vars;
 }

@@ -1,11 +1,12 @@
 // The raw TCP limit between two endpoints: what the kernel moves with no library on
 // top, the ceiling bench/compare.sh holds every collective over TCP against.
-//   tcp_raw --listen PORT [--streams S] [--mib M] [--oneway]   (one end)
-//   tcp_raw --connect IP:PORT [--streams S] [--mib M] [--oneway]
+//   tcp_raw --listen PORT [--streams S] [--mib M] [--oneway] [--congestion NAME]   (one end)
+//   tcp_raw --connect IP:PORT [--streams S] [--mib M] [--oneway] [--congestion NAME]
 // S connections; on each, both ends send M MiB and receive M MiB at once (one thread
 // per direction and connection, blocking 1 MiB calls), unless --oneway (only the
-// connecting end sends). Prints one line: what this end received per second from
-// the first connection up to its last byte, and what it sent.
+// connecting end sends). --congestion: the sockets' congestion control, set before
+// they connect (default: the kernel's). Prints one line: what this end received per
+// second from the first connection up to its last byte, and what it sent.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -27,7 +28,7 @@ namespace {
 
 struct Options {
     bool listen = false, oneway = false;
-    std::string ip = "127.0.0.1";
+    std::string ip = "127.0.0.1", congestion;
     int port = 0, streams = 1;
     size_t bytes = size_t(256) << 20;
 };
@@ -53,10 +54,19 @@ Options parse(int argc, char** argv) {
             o.ip = s.substr(0, colon), o.port = std::atoi(s.c_str() + colon + 1);
         } else if (a == "--streams") o.streams = std::atoi(v);
         else if (a == "--mib") o.bytes = size_t(std::atoll(v)) << 20;
+        else if (a == "--congestion") o.congestion = v;
         else { std::fprintf(stderr, "tcp_raw: unknown argument %s\n", a.c_str()); std::exit(2); }
     }
     if (o.port <= 0 || o.streams <= 0 || o.bytes == 0) { std::fprintf(stderr, "tcp_raw: bad arguments\n"); std::exit(2); }
     return o;
+}
+
+// Before connect or listen (an accepted socket takes its listener's): a connection
+// that starts under BBR keeps the kernel's pacing after a switch.
+void chooseCongestion(int fd, const Options& o) {
+    if (!o.congestion.empty() &&
+        setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o.congestion.data(), socklen_t(o.congestion.size())) != 0)
+        fail(("congestion control " + o.congestion).c_str());
 }
 
 std::vector<int> connectAll(const Options& o) {
@@ -70,6 +80,7 @@ std::vector<int> connectAll(const Options& o) {
         const int l = socket(AF_INET, SOCK_STREAM, 0);
         const int one = 1;
         setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        chooseCongestion(l, o);
         if (bind(l, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(l, o.streams) != 0) fail("listen");
         for (int s = 0; s < o.streams; ++s) {
             const int fd = accept(l, nullptr, nullptr);
@@ -82,6 +93,7 @@ std::vector<int> connectAll(const Options& o) {
             int fd = -1;
             for (int attempt = 0; attempt < 200; ++attempt) {  // the listener may start later
                 fd = socket(AF_INET, SOCK_STREAM, 0);
+                chooseCongestion(fd, o);
                 if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) break;
                 close(fd), fd = -1;
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "common/env.h"
+#include "common/net/congestion.h"
 
 namespace hostccl::net {
 
@@ -92,6 +93,7 @@ Fd listenTcp(const std::string& ip, uint16_t port, std::string* err) {
     }
     int one = 1;
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    applyCongestionPolicy(fd.get());  // accepted sockets take the listener's
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
         *err = errnoText(("bind " + ip + ":" + std::to_string(port)).c_str());
         return Fd();
@@ -168,6 +170,7 @@ static int connectOnce(const sockaddr_in& sa, Deadline deadline, OnRefused onRef
         *err = errnoText("socket");
         return -1;
     }
+    applyCongestionPolicy(fd.get());
     int rc = ::connect(fd.get(), reinterpret_cast<const sockaddr*>(&sa), sizeof sa);
     if (rc != 0 && errno != EINPROGRESS) {
         *err = errnoText("connect");
