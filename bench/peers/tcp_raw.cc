@@ -1,12 +1,15 @@
 // The raw TCP limit between two endpoints: what the kernel moves with no library on
 // top, the ceiling bench/compare.sh holds every collective over TCP against.
-//   tcp_raw --listen PORT [--streams S] [--mib M] [--oneway] [--congestion NAME]   (one end)
-//   tcp_raw --connect IP:PORT [--streams S] [--mib M] [--oneway] [--congestion NAME]
+//   tcp_raw --listen PORT [--streams S] [--mib M] [--oneway] [--congestion NAME] [--buffer-mib B]   (one end)
+//   tcp_raw --connect IP:PORT [--streams S] [--mib M] [--oneway] [--congestion NAME] [--buffer-mib B]
 // S connections; on each, both ends send M MiB and receive M MiB at once (one thread
 // per direction and connection, blocking 1 MiB calls), unless --oneway (only the
 // connecting end sends). --congestion: the sockets' congestion control, set before
-// they connect (default: the kernel's). Prints one line: what this end received per
-// second from the first connection up to its last byte, and what it sent.
+// they connect (default: the kernel's). --buffer-mib: the calls walk through buffers
+// of B MiB in all, each direction's split among the connections, as a collective's
+// B MiB message (default: each thread repeats one 1 MiB buffer, which stays in the
+// cache). Prints one line: what this end received per second from the first
+// connection up to its last byte, and what it sent.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -31,6 +34,7 @@ struct Options {
     std::string ip = "127.0.0.1", congestion;
     int port = 0, streams = 1;
     size_t bytes = size_t(256) << 20;
+    size_t bufferBytes = 0;  // 0: 1 MiB per thread
 };
 
 [[noreturn]] void fail(const char* what) {
@@ -55,6 +59,7 @@ Options parse(int argc, char** argv) {
         } else if (a == "--streams") o.streams = std::atoi(v);
         else if (a == "--mib") o.bytes = size_t(std::atoll(v)) << 20;
         else if (a == "--congestion") o.congestion = v;
+        else if (a == "--buffer-mib") o.bufferBytes = size_t(std::atoll(v)) << 20;
         else { std::fprintf(stderr, "tcp_raw: unknown argument %s\n", a.c_str()); std::exit(2); }
     }
     if (o.port <= 0 || o.streams <= 0 || o.bytes == 0) { std::fprintf(stderr, "tcp_raw: bad arguments\n"); std::exit(2); }
@@ -109,21 +114,27 @@ std::vector<int> connectAll(const Options& o) {
     return fds;
 }
 
-void sendAll(int fd, size_t bytes, std::atomic<size_t>* sent) {
-    std::vector<char> buf(1 << 20, 'x');
-    for (size_t left = bytes; left > 0;) {
-        const ssize_t n = send(fd, buf.data(), std::min(left, buf.size()), 0);
+constexpr size_t kCall = size_t(1) << 20;
+
+// One thread's buffer, its pages touched before the clock starts.
+std::vector<char> bufferFor(const Options& o) {
+    const size_t share = o.bufferBytes / size_t(o.streams) / kCall * kCall;
+    return std::vector<char>(std::max(kCall, share), 'x');
+}
+
+void sendAll(int fd, size_t bytes, std::vector<char>* buf, std::atomic<size_t>* sent) {
+    for (size_t left = bytes, at = 0; left > 0;) {
+        const ssize_t n = send(fd, buf->data() + at, std::min({left, kCall, buf->size() - at}), 0);
         if (n <= 0) fail("send");
-        left -= size_t(n), *sent += size_t(n);
+        left -= size_t(n), *sent += size_t(n), at = (at + size_t(n)) % buf->size();
     }
 }
 
-void receiveAll(int fd, size_t bytes, std::atomic<size_t>* received) {
-    std::vector<char> buf(1 << 20);
-    for (size_t left = bytes; left > 0;) {
-        const ssize_t n = recv(fd, buf.data(), std::min(left, buf.size()), 0);
+void receiveAll(int fd, size_t bytes, std::vector<char>* buf, std::atomic<size_t>* received) {
+    for (size_t left = bytes, at = 0; left > 0;) {
+        const ssize_t n = recv(fd, buf->data() + at, std::min({left, kCall, buf->size() - at}), 0);
         if (n <= 0) fail("recv");
-        left -= size_t(n), *received += size_t(n);
+        left -= size_t(n), *received += size_t(n), at = (at + size_t(n)) % buf->size();
     }
 }
 
@@ -134,11 +145,13 @@ int main(int argc, char** argv) {
     const std::vector<int> fds = connectAll(o);
     const bool sends = !o.oneway || !o.listen, receives = !o.oneway || o.listen;
     std::atomic<size_t> sent{0}, received{0};
+    std::vector<std::vector<char>> sendBufs, recvBufs;
+    for (size_t i = 0; i < fds.size(); ++i) sendBufs.push_back(bufferFor(o)), recvBufs.push_back(bufferFor(o));
     const auto t0 = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
-    for (int fd : fds) {
-        if (sends) threads.emplace_back(sendAll, fd, o.bytes, &sent);
-        if (receives) threads.emplace_back(receiveAll, fd, o.bytes, &received);
+    for (size_t i = 0; i < fds.size(); ++i) {
+        if (sends) threads.emplace_back(sendAll, fds[i], o.bytes, &sendBufs[i], &sent);
+        if (receives) threads.emplace_back(receiveAll, fds[i], o.bytes, &recvBufs[i], &received);
     }
     for (auto& t : threads) t.join();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
