@@ -272,8 +272,13 @@ def _lifecycles(rank, world, init_file, out):
     def census():
         fds = len(os.listdir("/proc/self/fd"))
         threads = len(os.listdir("/proc/self/task"))
-        shm = len([f for f in os.listdir("/dev/shm") if "hostccl" in f])
-        return fds, threads, shm
+        # This process's segments only: those it created (named with its pid) and those it
+        # maps. /dev/shm is the machine's: the peer rank's, or another test's, come and go.
+        mine = "hostccl-%d-" % os.getpid()
+        created = len([f for f in os.listdir("/dev/shm") if f.startswith(mine)])
+        with open("/proc/self/maps") as maps:
+            mapped = len({line[line.index("/dev/shm/"):].split()[0] for line in maps if "/dev/shm/hostccl" in line})
+        return fds, threads, created + mapped
 
     counts = []
     for cycle in range(4):
