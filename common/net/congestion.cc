@@ -18,10 +18,7 @@ constexpr const char* kInsteadOfBbr = "cubic";
 }  // namespace
 
 const std::string& congestionPolicy() {
-    static const std::string policy = [] {
-        std::string v = env::getString("HOSTCCL_TCP_CONGESTION");
-        return v.empty() ? std::string("auto") : v;
-    }();
+    static const std::string policy = env::getString("HOSTCCL_TCP_CONGESTION");  // unset or empty: the registry's "auto"
     return policy;
 }
 
