@@ -77,11 +77,12 @@ public:
     // them, or they are done).
     bool runHere(uint64_t ticket);
     // How many queued tasks runHere may take at once (0: it runs none). Each HCCL op queued
-    // sets it (api::callerRunLimit): any number on a machine with more ranks than cores;
-    // otherwise a few when the op is small, so that a caller waiting for the op it has just
-    // queued runs it, while a long queue the worker has not reached yet stays with the worker,
-    // which keeps to the rank's core (a caller's thread is never bound: running a stream of
-    // ops on a core another rank's worker keeps to, the two take turns at every exchange).
+    // sets it (api::callerRunLimit): a few when the op is small, so that a caller waiting for
+    // the op it has just queued runs it, while a long queue the worker has not reached yet
+    // stays with the worker, which keeps to the rank's core (a caller's thread is never
+    // bound: running a stream of ops on a core another rank's worker keeps to, the two take
+    // turns at every exchange); none where ranks outnumber cores and the worker keeps to
+    // one; any number where they outnumber them and nobody is bound.
     static constexpr uint32_t kAnyNumber = UINT32_MAX;
     void letCallersRun(uint32_t tasks) {  // written only when it changes: the worker's lines are near
         if (callersRunUpTo_.load(std::memory_order_relaxed) != tasks)

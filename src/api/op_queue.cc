@@ -26,7 +26,7 @@ int runQueuedOp(QueuedOp& op) {
 }
 }  // namespace
 
-uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes) {
+uint32_t callerRunLimit(bool machineCrowded, bool workerBound, uint64_t opBytes) {
     // The hand-offs against the op's time: torch's 8-byte all_reduce waited for, 2
     // processes on 2 cores, 21-23 us to 18. Larger ops, and queues longer than an op's
     // few tasks, stay with the stream's worker, which keeps to the rank's core
@@ -37,13 +37,18 @@ uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes) {
     // The op and what is queued around it: the C++ API's start and end markers, an
     // event, the few ops of a coalesced batch.
     constexpr uint32_t kFewTasks = 8;
-    if (machineCrowded) return runtime::Stream::kAnyNumber;
+    // Where ranks outnumber cores a caller running even one op off its rank's core
+    // lands among the ranks that keep to that core (4 ranks on 2 cores, each 8-byte
+    // allreduce waited for: 10-42 us, against 10.6-12 run by the bound worker); with
+    // nobody bound the caller runs everything and saves the hand-offs.
+    if (machineCrowded) return workerBound ? 0 : runtime::Stream::kAnyNumber;
     return opBytes <= kSmallOpBytes ? kFewTasks : 0;
 }
 
 HcclResult enqueue(Comm* c, runtime::Stream& stream, CollArgs args) {
     c->opEnqueued();
-    stream.letCallersRun(callerRunLimit(c->machineCrowded(), opBytes(args, dtypeSize(args.dtype))));
+    stream.letCallersRun(
+        callerRunLimit(c->machineCrowded(), c->workerCpu() >= 0, opBytes(args, dtypeSize(args.dtype))));
     stream.enqueueInPlace<QueuedOp, runQueuedOp>([&](QueuedOp& op) {
         op.comm = c;
         op.args = std::move(args);

@@ -14,9 +14,10 @@ namespace hostccl::api {
 // blocks for it (callerRunLimit).
 HcclResult enqueue(Comm* c, runtime::Stream& stream, CollArgs args);
 // How many of a stream's queued tasks a thread about to block for them may run itself
-// (runtime::Stream::letCallersRun), set by each op of `opBytes` queued: any number on a
-// machine with more ranks than cores; else a few for a small op, whose time is mostly
-// the two thread hand-offs a waited-for op costs; else none.
-uint32_t callerRunLimit(bool machineCrowded, uint64_t opBytes);
+// (runtime::Stream::letCallersRun), set by each op of `opBytes` queued. On a machine with
+// more ranks than cores: none when the rank's stream thread keeps to a core
+// (`workerBound`), any number when it does not. Else a few for a small op, whose time is
+// mostly the two thread hand-offs a waited-for op costs, and none for a large one.
+uint32_t callerRunLimit(bool machineCrowded, bool workerBound, uint64_t opBytes);
 
 }  // namespace hostccl::api

@@ -274,19 +274,23 @@ TEST(Stream, ACallerRunsQueuedTasksItselfOnlyWhenAllowedAndTheWorkerIsIdle) {
     EXPECT_TRUE(ranHere) << "in 10000 tries the caller never found the worker idle";
 }
 
-// How many queued tasks a waiting caller may run itself: any number where ranks outnumber
-// cores; otherwise a few for a small op, none for a large one (left to the worker, kept to
-// the rank's core).
-TEST(Stream, CallersRunAFewTasksOfASmallOpAndAnyNumberOnACrowdedMachine) {
+// How many queued tasks a waiting caller may run itself: a few for a small op, none for a
+// large one (left to the worker, kept to the rank's core); where ranks outnumber cores none
+// when the worker keeps to a core, any number when nobody is bound.
+TEST(Stream, CallersRunAFewTasksOfASmallOpAndOnACrowdedMachineAllOrNone) {
     using hostccl::api::callerRunLimit;
     constexpr uint32_t kAny = hostccl::runtime::Stream::kAnyNumber;
-    EXPECT_EQ(callerRunLimit(false, 0), 8u);
-    EXPECT_EQ(callerRunLimit(false, 8), 8u);
-    EXPECT_EQ(callerRunLimit(false, 256 << 10), 8u);
-    EXPECT_EQ(callerRunLimit(false, (256 << 10) + 1), 0u);
-    EXPECT_EQ(callerRunLimit(false, uint64_t(64) << 20), 0u);
-    EXPECT_EQ(callerRunLimit(true, 8), kAny);
-    EXPECT_EQ(callerRunLimit(true, uint64_t(64) << 20), kAny);
+    for (bool bound : {true, false}) {
+        EXPECT_EQ(callerRunLimit(false, bound, 0), 8u);
+        EXPECT_EQ(callerRunLimit(false, bound, 8), 8u);
+        EXPECT_EQ(callerRunLimit(false, bound, 256 << 10), 8u);
+        EXPECT_EQ(callerRunLimit(false, bound, (256 << 10) + 1), 0u);
+        EXPECT_EQ(callerRunLimit(false, bound, uint64_t(64) << 20), 0u);
+    }
+    EXPECT_EQ(callerRunLimit(true, false, 8), kAny);
+    EXPECT_EQ(callerRunLimit(true, false, uint64_t(64) << 20), kAny);
+    EXPECT_EQ(callerRunLimit(true, true, 8), 0u);
+    EXPECT_EQ(callerRunLimit(true, true, uint64_t(64) << 20), 0u);
 }
 
 // Past its limit a caller leaves the queue to the worker: three tasks queued, a caller

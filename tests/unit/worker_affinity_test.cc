@@ -1,4 +1,4 @@
-// Stream threads kept to one core each when the machine has a core per rank
+// Stream threads kept to one core each, ranks spread over the cores
 // (core/topology/worker_affinity.h), and the process-state check that lets a link stop
 // waiting for a peer that died mid-read (common/process_state.h).
 #include <gtest/gtest.h>
@@ -53,31 +53,31 @@ std::multiset<std::string> singleCpuThreads() {
     return found;
 }
 
-// Two ranks as threads, one 8-byte allreduce each, then the single-CPU threads seen.
-std::multiset<std::string> bindingsAfterAnAllreduce() {
-    std::vector<int32_t> devices = {0, 1};
-    std::vector<HcclComm> comms(2);
-    EXPECT_EQ(HcclCommInitAll(2, devices.data(), comms.data()), HCCL_SUCCESS);
-    std::vector<aclrtStream> streams(2);
-    // 512 KiB: a large op, which runs on the stream's thread (a small one may run on the
-    // thread that waits for it: hostccl::api::callersMayRun).
-    constexpr size_t kCount = size_t(128) << 10;
+// `n` ranks as threads, one allreduce of `count` floats each, then the single-CPU
+// threads seen.
+std::multiset<std::string> bindingsAfterAnAllreduce(int n, size_t count) {
+    std::vector<int32_t> devices(n);
+    for (int r = 0; r < n; ++r) devices[r] = r;
+    std::vector<HcclComm> comms(n);
+    EXPECT_EQ(HcclCommInitAll(uint32_t(n), devices.data(), comms.data()), HCCL_SUCCESS);
+    std::vector<aclrtStream> streams(n);
+    const float sum = float(n * (n + 1) / 2);
     std::vector<std::thread> ranks;
-    for (int r = 0; r < 2; ++r)
+    for (int r = 0; r < n; ++r)
         ranks.emplace_back([&, r] {
             aclrtSetDevice(r);
             EXPECT_EQ(aclrtCreateStream(&streams[r]), ACL_SUCCESS);
-            std::vector<float> mine(kCount, float(r + 1)), out(kCount);
-            EXPECT_EQ(HcclAllReduce(mine.data(), out.data(), kCount, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r],
+            std::vector<float> mine(count, float(r + 1)), out(count);
+            EXPECT_EQ(HcclAllReduce(mine.data(), out.data(), count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comms[r],
                                     streams[r]),
                       HCCL_SUCCESS);
             EXPECT_EQ(aclrtSynchronizeStream(streams[r]), ACL_SUCCESS);
-            EXPECT_EQ(out.front(), 3.0f);
-            EXPECT_EQ(out.back(), 3.0f);
+            EXPECT_EQ(out.front(), sum);
+            EXPECT_EQ(out.back(), sum);
         });
     for (auto& t : ranks) t.join();
     std::multiset<std::string> seen = singleCpuThreads();
-    for (int r = 0; r < 2; ++r) {
+    for (int r = 0; r < n; ++r) {
         aclrtDestroyStream(streams[r]);
         HcclCommDestroy(comms[r]);
     }
@@ -90,10 +90,12 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
     if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one): nothing to spread";
     const std::vector<int> cpus = allowedCpus();
     const uint32_t n = static_cast<uint32_t>(cpus.size());
-    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(hostccl::workerCpuFor(i, n), cpus[i]);
-    EXPECT_EQ(hostccl::workerCpuFor(0, n + 1), -1) << "more ranks than cores: the scheduler decides";
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(hostccl::workerCpuFor(i), cpus[i]);
+    // More ranks than cores: round robin, each core's ranks taking turns there.
+    EXPECT_EQ(hostccl::workerCpuFor(n), cpus[0]);
+    EXPECT_EQ(hostccl::workerCpuFor(2 * n + 1), cpus[1 % n]);
     ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
-    EXPECT_EQ(hostccl::workerCpuFor(0, 1), -1);
+    EXPECT_EQ(hostccl::workerCpuFor(0), -1);
 }
 
 // The first communicator of a device with two or more ranks here decides; a
@@ -110,8 +112,9 @@ TEST(WorkerAffinity, TheFirstCommunicatorOfADeviceDecides) {
         EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), -1);
     }
     EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), cpus[1]) << "switched off, nothing was decided";
-    EXPECT_EQ(hostccl::claimWorkerCpu(1010, 0, uint32_t(cpus.size()) + 1), -1) << "crowded";
-    EXPECT_EQ(hostccl::claimWorkerCpu(1010, 0, 2), -1) << "the crowded decision stands";
+    const uint32_t crowd = uint32_t(cpus.size()) + 1;
+    EXPECT_EQ(hostccl::claimWorkerCpu(1010, crowd - 1, crowd), cpus[0]) << "crowded: round robin";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1010, 1, 2), cpus[0]) << "the first decision stands";
 }
 
 TEST(WorkerAffinity, LeavesABoundProcessAlone) {
@@ -121,14 +124,14 @@ TEST(WorkerAffinity, LeavesABoundProcessAlone) {
         CPU_ZERO(&one);
         CPU_SET(cpus[0], &one);
         ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-        EXPECT_EQ(hostccl::workerCpuFor(0, 1), -1);
+        EXPECT_EQ(hostccl::workerCpuFor(0), -1);
         if (cpus.size() >= 3) {  // bound to a subset of several cores: still the launcher's choice
             cpu_set_t two;
             CPU_ZERO(&two);
             CPU_SET(cpus[0], &two);
             CPU_SET(cpus[1], &two);
             ASSERT_EQ(sched_setaffinity(0, sizeof two, &two), 0);
-            EXPECT_EQ(hostccl::workerCpuFor(0, 2), -1);
+            EXPECT_EQ(hostccl::workerCpuFor(0), -1);
         } else {
             std::printf("[ NOTE ] %zu cores: the bound-to-a-subset-of-several-cores case needs 3, not run\n", cpus.size());
         }
@@ -151,16 +154,31 @@ TEST(WorkerAffinity, KeepsTheCallingThreadOnItsCore) {
     t.join();
 }
 
+// 512 KiB: a large op, which runs on the stream's thread (a small one may run on the
+// thread that waits for it: hostccl::api::callerRunLimit).
+constexpr size_t kLargeCount = size_t(128) << 10;
+
 // The two ranks' stream threads end on two different cores, and only with binding on.
 TEST(WorkerAffinity, TwoThreadRanksRunOnTwoCores) {
     if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
     {
         ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
-        EXPECT_TRUE(bindingsAfterAnAllreduce().empty());
+        EXPECT_TRUE(bindingsAfterAnAllreduce(2, kLargeCount).empty());
     }
-    const std::multiset<std::string> bound = bindingsAfterAnAllreduce();
+    const std::multiset<std::string> bound = bindingsAfterAnAllreduce(2, kLargeCount);
     const std::vector<int> cpus = allowedCpus();
     EXPECT_EQ(bound, (std::multiset<std::string>{std::to_string(cpus[0]), std::to_string(cpus[1])}));
+}
+
+// One rank more than cores: the stream threads go round robin (the first core gets two),
+// and an 8-byte op, which a waiting caller could run itself, is left to them.
+TEST(WorkerAffinity, RanksOutnumberingCoresGoRoundRobinAndRunTheirOpsThere) {
+    if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
+    const std::vector<int> cpus = allowedCpus();
+    const int n = int(cpus.size()) + 1;
+    std::multiset<std::string> expected;
+    for (int r = 0; r < n; ++r) expected.insert(std::to_string(cpus[size_t(r) % cpus.size()]));
+    EXPECT_EQ(bindingsAfterAnAllreduce(n, 2), expected);
 }
 
 TEST(ProcessState, AZombieHasEndedAndALiveChildHasNot) {

@@ -17,13 +17,13 @@ namespace {
 bool bindingWanted() { return env::getBool("HOSTCCL_BIND_WORKERS"); }
 }  // namespace
 
-int workerCpuFor(uint32_t machineIndex, uint32_t ranksOnMachine) {
+int workerCpuFor(uint32_t machineIndex) {
     if (!bindingWanted()) return -1;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     const int allowed = CPU_COUNT(&set);
-    if (online <= 1 || allowed != online || ranksOnMachine > uint32_t(allowed)) return -1;
+    if (online <= 1 || allowed != online) return -1;
     int nth = static_cast<int>(machineIndex % uint32_t(allowed));
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
         if (CPU_ISSET(cpu, &set) && nth-- == 0) return cpu;
@@ -37,7 +37,7 @@ int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachin
     auto it = decided->find(device);
     if (it != decided->end()) return it->second;
     if (ranksOnMachine < 2 || !bindingWanted()) return -1;  // nothing decided: a later one may
-    const int cpu = workerCpuFor(machineIndex, ranksOnMachine);
+    const int cpu = workerCpuFor(machineIndex);
     decided->emplace(device, cpu);
     return cpu;
 }

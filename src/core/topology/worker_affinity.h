@@ -1,20 +1,23 @@
 // Where a rank's stream thread runs. With a core for every rank of the machine, two
 // ranks' stream threads that the scheduler puts on one core take turns at every
 // exchange: a whole run of 8-byte ops then costs 8-9 us each instead of 0.9 (2 ranks on
-// 2 cores, 2 runs in 15). Nobody placed a process whose threads may run on every core,
-// so hostccl spreads the ranks' stream threads over the cores itself; a process a
-// launcher bound (to one core, or to any subset) keeps its binding, and a machine with
-// more ranks than cores keeps the scheduler's freedom (ranks must take turns there).
+// 2 cores, 2 runs in 15). With more ranks than cores they must take turns, and they do
+// it best on cores of their own: left to the scheduler, threads that wake each other
+// migrate and pile up (4 ranks on 2 cores, 8-byte allreduce 3.3-13.5 us between runs,
+// median 11; bound, 3.1-4.1, median 4). Nobody placed a process whose threads may run on
+// every core, so hostccl spreads the ranks' stream threads over the cores itself, in
+// rank order, round robin; a process a launcher bound (to one core, or to any subset)
+// keeps its binding.
 #pragma once
 
 #include <cstdint>
 
 namespace hostccl {
 
-// The CPU for the stream threads that run ops of the rank `machineIndex`-th among the
-// `ranksOnMachine` ranks of this machine, or -1 to leave them be (HOSTCCL_BIND_WORKERS=0,
-// a bound process, a crowded machine). Reads the calling thread's affinity.
-int workerCpuFor(uint32_t machineIndex, uint32_t ranksOnMachine);
+// The CPU for the stream threads that run ops of the `machineIndex`-th rank of this
+// machine (counted from 0), or -1 to leave them be (HOSTCCL_BIND_WORKERS=0, a bound
+// process). Reads the calling thread's affinity.
+int workerCpuFor(uint32_t machineIndex);
 
 // The CPU for a communicator's rank on `device`, decided once per device by the first
 // communicator created there that has at least two ranks on this machine (usually the
