@@ -274,9 +274,20 @@ TEST(Stream, ACallerRunsQueuedTasksItselfOnlyWhenAllowedAndTheWorkerIsIdle) {
     EXPECT_TRUE(ranHere) << "in 10000 tries the caller never found the worker idle";
 }
 
+// Which ops keep the stream thread to the rank's core: every op where ranks have a core
+// each; where they outnumber cores those up to 256 KiB.
+TEST(Stream, OpsKeepToTheRanksCoreButLargeOnesOnACrowdedMachine) {
+    using hostccl::api::keepsToCore;
+    EXPECT_TRUE(keepsToCore(false, 8));
+    EXPECT_TRUE(keepsToCore(false, uint64_t(64) << 20));
+    EXPECT_TRUE(keepsToCore(true, 8));
+    EXPECT_TRUE(keepsToCore(true, 256 << 10));
+    EXPECT_FALSE(keepsToCore(true, (256 << 10) + 1));
+}
+
 // How many queued tasks a waiting caller may run itself: a few for a small op, none for a
 // large one (left to the worker, kept to the rank's core); where ranks outnumber cores none
-// when the worker keeps to a core, any number when nobody is bound.
+// when the op keeps the worker to a core, any number when it does not.
 TEST(Stream, CallersRunAFewTasksOfASmallOpAndOnACrowdedMachineAllOrNone) {
     using hostccl::api::callerRunLimit;
     constexpr uint32_t kAny = hostccl::runtime::Stream::kAnyNumber;
@@ -290,7 +301,9 @@ TEST(Stream, CallersRunAFewTasksOfASmallOpAndOnACrowdedMachineAllOrNone) {
     EXPECT_EQ(callerRunLimit(true, false, 8), kAny);
     EXPECT_EQ(callerRunLimit(true, false, uint64_t(64) << 20), kAny);
     EXPECT_EQ(callerRunLimit(true, true, 8), 0u);
-    EXPECT_EQ(callerRunLimit(true, true, uint64_t(64) << 20), 0u);
+    EXPECT_EQ(callerRunLimit(true, true, 256 << 10), 0u);
+    EXPECT_EQ(callerRunLimit(true, true, (256 << 10) + 1), kAny);
+    EXPECT_EQ(callerRunLimit(true, true, uint64_t(64) << 20), kAny);
 }
 
 // Past its limit a caller leaves the queue to the worker: three tasks queued, a caller

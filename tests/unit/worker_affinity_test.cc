@@ -150,6 +150,29 @@ TEST(WorkerAffinity, KeepsTheCallingThreadOnItsCore) {
         hostccl::keepThisThreadOn(-1);  // -1: left as it is
         ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
         EXPECT_EQ(CPU_COUNT(&set), 1);
+        hostccl::releaseThisThread();  // back to every allowed CPU
+        ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+        EXPECT_EQ(CPU_COUNT(&set), int(cpus.size()));
+        hostccl::keepThisThreadOn(cpus.back());  // and bound again after a release
+        ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+        EXPECT_EQ(CPU_COUNT(&set), 1);
+    });
+    t.join();
+}
+
+// A thread bound by its own code keeps that binding through a release.
+TEST(WorkerAffinity, ReleasingLeavesAThreadTheCallDidNotBind) {
+    const std::vector<int> cpus = allowedCpus();
+    std::thread t([&] {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(cpus.front(), &one);
+        ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+        hostccl::releaseThisThread();
+        cpu_set_t set;
+        ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+        EXPECT_EQ(CPU_COUNT(&set), 1);
+        EXPECT_TRUE(CPU_ISSET(cpus.front(), &set));
     });
     t.join();
 }

@@ -42,15 +42,34 @@ int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachin
     return cpu;
 }
 
+namespace {
+// The calling thread's binding: the CPU it was last bound to (-1: none) and its own
+// mask from before the first binding, to go back to.
+struct ThreadBinding {
+    int boundTo = -1;
+    bool saved = false;
+    cpu_set_t before;
+};
+HOSTCCL_FAST_TLS thread_local ThreadBinding tBinding;
+}  // namespace
+
 void keepThisThreadOn(int cpu) {
-    HOSTCCL_FAST_TLS thread_local int boundTo = -1;
-    if (cpu < 0 || cpu == boundTo) return;
+    ThreadBinding& b = tBinding;
+    if (cpu < 0 || cpu == b.boundTo) return;
+    if (!b.saved) b.saved = pthread_getaffinity_np(pthread_self(), sizeof b.before, &b.before) == 0;
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     const int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
     if (rc != 0) log::debug("stream thread: cannot bind to CPU {} (error {}); left unbound", cpu, rc);
-    boundTo = cpu;  // one attempt per thread and CPU
+    b.boundTo = cpu;  // one attempt per thread and CPU
+}
+
+void releaseThisThread() {
+    ThreadBinding& b = tBinding;
+    if (b.boundTo < 0) return;
+    b.boundTo = -1;
+    if (b.saved) pthread_setaffinity_np(pthread_self(), sizeof b.before, &b.before);
 }
 
 }  // namespace hostccl

@@ -7,7 +7,10 @@
 // median 11; bound, 3.1-4.1, median 4). Nobody placed a process whose threads may run on
 // every core, so hostccl spreads the ranks' stream threads over the cores itself, in
 // rank order, round robin; a process a launcher bound (to one core, or to any subset)
-// keeps its binding.
+// keeps its binding. Where ranks outnumber cores a large op is left to the scheduler
+// (api::keepsToCore): bound, the ranks busy with it may share one core while the other
+// idles (4 ranks over TCP, 2 per namespace host on 2 cores, 1-64 MiB reduce at half the
+// busbw).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +31,10 @@ int workerCpuFor(uint32_t machineIndex);
 int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachine);
 
 // Binds the calling thread to `cpu`; a thread already bound there by this call does
-// nothing (the check is a thread-local compare).
+// nothing (the check is a thread-local compare), nor does a negative `cpu`.
 void keepThisThreadOn(int cpu);
+// Gives a thread keepThisThreadOn bound back the CPUs it had before; others are left as
+// they are.
+void releaseThisThread();
 
 }  // namespace hostccl
