@@ -81,8 +81,8 @@ public:
     // the op it has just queued runs it, while a long queue the worker has not reached yet
     // stays with the worker, which keeps to the rank's core (a caller's thread is never
     // bound: running a stream of ops on a core another rank's worker keeps to, the two take
-    // turns at every exchange); none where ranks outnumber cores and the worker keeps to
-    // one; any number where they outnumber them and nobody is bound.
+    // turns at every exchange). Where ranks outnumber cores: none for a small op, whose
+    // worker keeps to the rank's core, and any number for the rest (nobody bound).
     static constexpr uint32_t kAnyNumber = UINT32_MAX;
     void letCallersRun(uint32_t tasks) {  // written only when it changes: the worker's lines are near
         if (callersRunUpTo_.load(std::memory_order_relaxed) != tasks)

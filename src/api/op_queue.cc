@@ -28,9 +28,7 @@ int runQueuedOp(QueuedOp& op) {
     comm->opFinished();
     return static_cast<int>(rc);
 }
-}  // namespace
 
-namespace {
 // The hand-offs against the op's time: torch's 8-byte all_reduce waited for, 2 processes
 // on 2 cores, 21-23 us to 18. Larger ops, and queues longer than an op's few tasks, stay
 // with the stream's worker, which keeps to the rank's core
