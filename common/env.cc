@@ -63,7 +63,7 @@ const std::vector<Var>& registry() {
         // Host runtime shim.
         {"HOSTCCL_DEVICE_COUNT", "8", "Number of logical devices aclrtGetDeviceCount reports."},
         // Topology and transports.
-        {"HOSTCCL_BIND_WORKERS", "1", "1: when nobody bound the process (it may run on every core), each rank's stream threads are bound to one core, ranks spread over the cores in rank order (round robin where ranks outnumber cores). 0: leave them to the scheduler."},
+        {"HOSTCCL_BIND_WORKERS", "1", "1: when nobody bound the process (it may run on every core), each rank's stream threads are bound to one core, ranks spread over the cores in rank order (where ranks outnumber cores, each core takes a block of neighbouring ranks). 0: leave them to the scheduler."},
         {"HOSTCCL_HOST_ID", "", "Overrides the host identity to emulate several hosts on one machine; a,b,... gives the rank on device d entry d."},
         {"HOSTCCL_TRANSPORT", "auto", "auto: RDMA between hosts where both have an active verbs device, shared memory between ranks on one host, else TCP. rdma, shm or tcp forces that transport between every pair (init fails where it cannot be set up); any other value fails init."},
         {"HCCL_INTRA_ROCE_ENABLE", "0", "1: ranks on one host use RDMA (RoCE) between them instead of shared memory, as HCCL does."},

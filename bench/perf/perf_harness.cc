@@ -158,14 +158,17 @@ void printHeader(const PerfOp& op, const PerfOptions& o) {
                 "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
+// The sizes in the order they run: the sweep once per cycle (-N).
 std::vector<uint64_t> sweep(const PerfOptions& o) {
-    std::vector<uint64_t> sizes;
+    std::vector<uint64_t> once;
     for (uint64_t s = o.minBytes; s <= o.maxBytes;) {
-        sizes.push_back(s);
+        once.push_back(s);
         uint64_t next = o.stepFactor > 1 ? static_cast<uint64_t>(double(s) * o.stepFactor) : s + o.stepBytes;
         if (next <= s) break;
         s = next;
     }
+    std::vector<uint64_t> sizes;
+    for (int c = 0; c < o.cycles; ++c) sizes.insert(sizes.end(), once.begin(), once.end());
     return sizes;
 }
 
@@ -343,6 +346,8 @@ int runPerf(const PerfOp& op, int argc, char** argv) {
     app.add_option("-f,--stepfactor", o.stepFactor, "multiplicative step (> 1)");
     app.add_option("-n,--iters", o.iters, "timed iterations")->check(CLI::NonNegativeNumber);
     app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations")->check(CLI::NonNegativeNumber);
+    app.add_option("-N,--run_cycles", o.cycles, "run the whole sweep this many times, a row per size each time")
+        ->check(CLI::Range(1, 1 << 20));
     app.add_option("-c,--check", o.check, "verify results (0/1)");
     app.add_option("-d,--datatype", dtype, "data type");
     app.add_option("-o,--op", redop, "reduce op: sum, prod, max, min");

@@ -16,6 +16,7 @@ struct PerfOptions {
     uint64_t stepBytes = 1 << 20;
     double stepFactor = 1;  // > 1: multiply
     int iters = 20, warmup = 5, check = 1;
+    int cycles = 1;  // -N: each size measured this many times, a row each (nccl-tests' run_cycles)
     uint32_t root = 0;
     uint32_t nranks = 1;
     HcclDataType dtype = HCCL_DATA_TYPE_FP32;

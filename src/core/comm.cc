@@ -292,6 +292,14 @@ uint32_t Comm::indexOnThisMachine() const {
     return before;
 }
 
+bool Comm::machineIsOneHost() const {
+    const std::string& host = peers_[rank()].hostId;
+    const std::string mine = machineOf(host);
+    for (const auto& p : peers_)
+        if (p.hostId != host && machineOf(p.hostId) == mine) return false;
+    return true;
+}
+
 // The cores this host's ranks share: the affinity mask when it is a cpuset that
 // confines them all (a container), the machine's cores when the mask is a single
 // core: launchers bind each rank to its own core (mpirun does by default), and one
@@ -319,7 +327,7 @@ void Comm::buildView() {
     // spinning first, 31-59 us yielding at once; Open MPI 47).
     machineCrowded_ = ranksOnThisMachine() > usableCores();
     view_.crowded = machineCrowded_;
-    workerCpu_ = claimWorkerCpu(device_, indexOnThisMachine(), ranksOnThisMachine());
+    workerCpu_ = claimWorkerCpu(device_, {indexOnThisMachine(), ranksOnThisMachine(), machineIsOneHost()});
     view_.algoOverride = options_.algoOverride;
     std::vector<std::string> hosts;
     std::vector<uint32_t> nodeOf;

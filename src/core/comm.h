@@ -119,6 +119,7 @@ private:
     HcclResult buildCostModel();
     uint32_t ranksOnThisMachine() const;
     uint32_t indexOnThisMachine() const;  // this rank's place among them, by rank
+    bool machineIsOneHost() const;        // no other host emulated on this machine
     static uint32_t usableCores();
     void logInit() const;
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
@@ -90,12 +91,31 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
     if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one): nothing to spread";
     const std::vector<int> cpus = allowedCpus();
     const uint32_t n = static_cast<uint32_t>(cpus.size());
-    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(hostccl::workerCpuFor(i), cpus[i]);
-    // More ranks than cores: round robin, each core's ranks taking turns there.
-    EXPECT_EQ(hostccl::workerCpuFor(n), cpus[0]);
-    EXPECT_EQ(hostccl::workerCpuFor(2 * n + 1), cpus[1 % n]);
+    for (uint32_t i = 0; i < n; ++i) {
+        EXPECT_EQ(hostccl::workerCpuFor({i, n}), cpus[i]);
+        EXPECT_EQ(hostccl::workerCpuFor({i, n, false}), cpus[i]) << "hosts emulated here, not crowded: in order too";
+    }
+    // More ranks than cores: each core takes a block of neighbouring ranks, the first
+    // cores one more when they do not divide evenly (2n + 1 ranks: 3, then 2 each).
+    for (uint32_t i = 0; i < 4 * n; ++i) EXPECT_EQ(hostccl::workerCpuFor({i, 4 * n}), cpus[i / 4]) << "rank " << i;
+    const uint32_t odd = 2 * n + 1;
+    std::vector<int> perCore(n, 0);
+    int last = -1;
+    for (uint32_t i = 0; i < odd; ++i) {
+        const int cpu = hostccl::workerCpuFor({i, odd});
+        const size_t core = size_t(std::find(cpus.begin(), cpus.end(), cpu) - cpus.begin());
+        ASSERT_LT(core, cpus.size()) << "rank " << i;
+        EXPECT_GE(int(core), last) << "rank " << i << ": blocks run in rank order";
+        last = int(core);
+        perCore[core]++;
+    }
+    for (uint32_t c = 0; c < n; ++c) EXPECT_TRUE(perCore[c] == 2 || perCore[c] == 3) << "core " << c << ": " << perCore[c];
+    // Hosts emulated on this machine: round robin, so each host's ranks spread over the
+    // cores as on a real host (two hosts of n ranks: each host's ranks one per core).
+    for (uint32_t i = 0; i < 2 * n; ++i)
+        EXPECT_EQ(hostccl::workerCpuFor({i, 2 * n, false}), cpus[i % n]) << "rank " << i;
     ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
-    EXPECT_EQ(hostccl::workerCpuFor(0), -1);
+    EXPECT_EQ(hostccl::workerCpuFor({0, 2}), -1);
 }
 
 // The first communicator of a device with two or more ranks here decides; a
@@ -103,18 +123,18 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
 TEST(WorkerAffinity, TheFirstCommunicatorOfADeviceDecides) {
     if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
     const std::vector<int> cpus = allowedCpus();
-    EXPECT_EQ(hostccl::claimWorkerCpu(1007, 1, 2), cpus[1]);
-    EXPECT_EQ(hostccl::claimWorkerCpu(1007, 0, 2), cpus[1]) << "a sub-communicator's numbering must not move it";
-    EXPECT_EQ(hostccl::claimWorkerCpu(1008, 0, 1), -1) << "one rank here says nothing about placement";
-    EXPECT_EQ(hostccl::claimWorkerCpu(1008, 1, 2), cpus[1]) << "so a later communicator decides";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1007, {1, 2}), cpus[1]);
+    EXPECT_EQ(hostccl::claimWorkerCpu(1007, {0, 2}), cpus[1]) << "a sub-communicator's numbering must not move it";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1008, {0, 1}), -1) << "one rank here says nothing about placement";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1008, {1, 2}), cpus[1]) << "so a later communicator decides";
     {
         ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
-        EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), -1);
+        EXPECT_EQ(hostccl::claimWorkerCpu(1009, {1, 2}), -1);
     }
-    EXPECT_EQ(hostccl::claimWorkerCpu(1009, 1, 2), cpus[1]) << "switched off, nothing was decided";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1009, {1, 2}), cpus[1]) << "switched off, nothing was decided";
     const uint32_t crowd = uint32_t(cpus.size()) + 1;
-    EXPECT_EQ(hostccl::claimWorkerCpu(1010, crowd - 1, crowd), cpus[0]) << "crowded: round robin";
-    EXPECT_EQ(hostccl::claimWorkerCpu(1010, 1, 2), cpus[0]) << "the first decision stands";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1010, {crowd - 1, crowd}), cpus.back()) << "crowded: the last block";
+    EXPECT_EQ(hostccl::claimWorkerCpu(1010, {0, 2}), cpus.back()) << "the first decision stands";
 }
 
 TEST(WorkerAffinity, LeavesABoundProcessAlone) {
@@ -124,14 +144,14 @@ TEST(WorkerAffinity, LeavesABoundProcessAlone) {
         CPU_ZERO(&one);
         CPU_SET(cpus[0], &one);
         ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
-        EXPECT_EQ(hostccl::workerCpuFor(0), -1);
+        EXPECT_EQ(hostccl::workerCpuFor({0, 2}), -1);
         if (cpus.size() >= 3) {  // bound to a subset of several cores: still the launcher's choice
             cpu_set_t two;
             CPU_ZERO(&two);
             CPU_SET(cpus[0], &two);
             CPU_SET(cpus[1], &two);
             ASSERT_EQ(sched_setaffinity(0, sizeof two, &two), 0);
-            EXPECT_EQ(hostccl::workerCpuFor(0), -1);
+            EXPECT_EQ(hostccl::workerCpuFor({0, 2}), -1);
         } else {
             std::printf("[ NOTE ] %zu cores: the bound-to-a-subset-of-several-cores case needs 3, not run\n", cpus.size());
         }
@@ -193,14 +213,14 @@ TEST(WorkerAffinity, TwoThreadRanksRunOnTwoCores) {
     EXPECT_EQ(bound, (std::multiset<std::string>{std::to_string(cpus[0]), std::to_string(cpus[1])}));
 }
 
-// One rank more than cores: the stream threads go round robin (the first core gets two),
+// One rank more than cores: every stream thread is bound, the first core taking two,
 // and an 8-byte op, which a waiting caller could run itself, is left to them.
-TEST(WorkerAffinity, RanksOutnumberingCoresGoRoundRobinAndRunTheirOpsThere) {
+TEST(WorkerAffinity, RanksOutnumberingCoresShareThemAndRunTheirOpsThere) {
     if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores (or the machine has one)";
     const std::vector<int> cpus = allowedCpus();
     const int n = int(cpus.size()) + 1;
     std::multiset<std::string> expected;
-    for (int r = 0; r < n; ++r) expected.insert(std::to_string(cpus[size_t(r) % cpus.size()]));
+    for (int r = 0; r < n; ++r) expected.insert(std::to_string(cpus[size_t(r) * cpus.size() / size_t(n)]));
     EXPECT_EQ(bindingsAfterAnAllreduce(n, 2), expected);
 }
 

@@ -15,29 +15,37 @@ namespace hostccl {
 
 namespace {
 bool bindingWanted() { return env::getBool("HOSTCCL_BIND_WORKERS"); }
+
+// The core (counted among the allowed ones) for `place` on `cores` cores.
+uint32_t coreIndexFor(const MachinePlace& place, uint32_t cores) {
+    // One host's ranks outnumbering its cores: core c holds a block of neighbouring ranks,
+    // from rank c * ranks / cores. Otherwise rank order, round robin.
+    const bool blocks = place.oneHost && place.ranks > cores && place.index < place.ranks;
+    return blocks ? uint32_t(uint64_t(place.index) * cores / place.ranks) : place.index % cores;
+}
 }  // namespace
 
-int workerCpuFor(uint32_t machineIndex) {
+int workerCpuFor(const MachinePlace& place) {
     if (!bindingWanted()) return -1;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) return -1;
     const long online = sysconf(_SC_NPROCESSORS_ONLN);
     const int allowed = CPU_COUNT(&set);
     if (online <= 1 || allowed != online) return -1;
-    int nth = static_cast<int>(machineIndex % uint32_t(allowed));
+    int nth = static_cast<int>(coreIndexFor(place, uint32_t(allowed)));
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
         if (CPU_ISSET(cpu, &set) && nth-- == 0) return cpu;
     return -1;
 }
 
-int claimWorkerCpu(int32_t device, uint32_t machineIndex, uint32_t ranksOnMachine) {
+int claimWorkerCpu(int32_t device, const MachinePlace& place) {
     static std::mutex mutex;
     static std::map<int32_t, int>* decided = new std::map<int32_t, int>;  // streams may run ops during exit
     std::lock_guard<std::mutex> lock(mutex);
     auto it = decided->find(device);
     if (it != decided->end()) return it->second;
-    if (ranksOnMachine < 2 || !bindingWanted()) return -1;  // nothing decided: a later one may
-    const int cpu = workerCpuFor(machineIndex);
+    if (place.ranks < 2 || !bindingWanted()) return -1;  // nothing decided: a later one may
+    const int cpu = workerCpuFor(place);
     decided->emplace(device, cpu);
     return cpu;
 }
