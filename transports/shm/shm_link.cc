@@ -103,13 +103,13 @@ bool ShmLink::writeDescriptor(Transfer* t) {
     d.region = describeRegion(t->src, t->bytes);
     if (!peerInProcess_ && !mappableByOtherProcesses(d.region)) return false;
     const uint64_t head = produced_;
-    if (ringFull(head)) return false;  // retry inline later
+    if (ringFull(head) || payloadSlotBusy()) return false;  // retry inline later
     d.seq = ++directSent_;
     SlotHeader* h = out_->header(head);
     h->describe(sizeof d, kFirstFragment | kDirect);
     h->tag = t->tag;
     h->bytes = t->bytes;
-    std::memcpy(out_->payload(head), &d, sizeof d);
+    std::memcpy(takePayloadSlot(head), &d, sizeof d);
     t->headerDone = true;
     t->directSeq = d.seq;
     out_->publish(produced_++);
@@ -145,23 +145,38 @@ bool ShmLink::ringFull(uint64_t head) {
     return head - tailSeen_ >= kSlots;
 }
 
-// Fills free slots with the next fragments; a zero-byte message still takes one
+// The payload slot the next payload-carrying fragment takes is still unread. Like the
+// header slots, it reads the consumer's tail only when the last value read says so.
+bool ShmLink::payloadSlotBusy() {
+    if (payloadsWritten_ < kPayloadSlots) return false;
+    const uint64_t lastWriter = payloadWriter_[payloadsWritten_ % kPayloadSlots];
+    if (tailSeen_ > lastWriter) return false;
+    tailSeen_ = out_->tail.value.load(std::memory_order_acquire);
+    return tailSeen_ <= lastWriter;
+}
+
+unsigned char* ShmLink::takePayloadSlot(uint64_t fragment) {
+    payloadWriter_[payloadsWritten_ % kPayloadSlots] = fragment;
+    return out_->payload(payloadsWritten_++);
+}
+
+// Fills free slots with the next fragments; a zero-byte message still takes a header
 // slot so its header (and the op check) reaches the peer.
 bool ShmLink::writeFragments(Transfer* t) {
     bool wrote = false;
     uint64_t& head = produced_;
+    const bool inlined = t->bytes <= kInlineBytes;
     while (!t->complete) {
-        if (ringFull(head)) break;
+        if (ringFull(head) || (!inlined && payloadSlotBusy())) break;
         SlotHeader* h = out_->header(head);
         size_t n = std::min(kSlotPayload, t->bytes - t->moved);
-        const bool inlined = t->bytes <= kInlineBytes;
         h->describe(n, (t->headerDone ? 0 : kFirstFragment) | (inlined ? kInline : 0));
         if (!t->headerDone) {
             h->tag = t->tag;
             h->bytes = t->bytes;
         }
-        if (n > 0)
-            std::memcpy(inlined ? h->inlineData : out_->payload(head), static_cast<const char*>(t->src) + t->moved, n);
+        unsigned char* to = inlined ? h->inlineData : takePayloadSlot(head);
+        if (n > 0) std::memcpy(to, static_cast<const char*>(t->src) + t->moved, n);
         t->headerDone = true;
         t->moved += n;
         out_->publish(head++);
@@ -186,20 +201,22 @@ int ShmLink::readFragments(Transfer* t) {
             return -1;
         }
         t->headerDone = true;
-        if (first && (h->flags() & kDirect)) return readDirect(t, h, in_->payload(tail));
+        if (first && (h->flags() & kDirect)) return readDirect(t, h, in_->payload(payloadsRead_));
         const size_t n = h->fragBytes();
         if ((!first && (h->flags() & kFirstFragment)) || n > t->bytes - t->moved ||
             ((h->flags() & kInline) && n > kInlineBytes)) {
             failAll(HCCL_E_PARA, "peer sent a malformed fragment");
             return -1;
         }
-        const unsigned char* src = (h->flags() & kInline) ? h->inlineData : in_->payload(tail);
+        const bool inlined = h->flags() & kInline;
+        const unsigned char* src = inlined ? h->inlineData : in_->payload(payloadsRead_);
         char* dst = static_cast<char*>(t->dst) + t->moved;
         if (t->reduce != nullptr)
             t->reduce(dst, static_cast<const char*>(t->local) + t->moved, src, n / t->elemSize);
         else if (n > 0)
             std::memcpy(dst, src, n);
         t->moved += n;
+        payloadsRead_ += inlined ? 0 : 1;
         in_->tail.value.store(++tail, std::memory_order_release);
         advanced = 1;
         if (t->moved == t->bytes) t->complete = true;
@@ -239,6 +256,7 @@ int ShmLink::readDirect(Transfer* t, const SlotHeader* h, const unsigned char* p
         std::memcpy(t->dst, src, t->bytes);
     t->moved = t->bytes;
     t->complete = true;
+    ++payloadsRead_;
     in_->tail.value.store(++consumed_, std::memory_order_release);
     in_->acked.value.store(d.seq, std::memory_order_release);
     in_->reading.value.store(0, std::memory_order_release);

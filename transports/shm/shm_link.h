@@ -5,6 +5,7 @@
 // share their fate): their link has no socket at all.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <deque>
 
@@ -53,6 +54,8 @@ private:
     bool ringFull(uint64_t head);      // every slot up to `head` still unread
     int readFragments(Transfer* t);    // -1 failed, 0 nothing, 1 advanced
     int readDirect(Transfer* t, const shm::SlotHeader* h, const unsigned char* payload);
+    bool payloadSlotBusy();
+    unsigned char* takePayloadSlot(uint64_t fragment);
     void checkPeerAlive();
     void withdrawDirectSends();
     bool peerProcessGone() const;  // its process exited (not just its link shut)
@@ -76,6 +79,11 @@ private:
     // tail, polled by a producer with a full ring, was 13 % of its time per 8-byte op).
     uint64_t produced_;  // out_->head
     uint64_t consumed_;  // in_->tail
+    // Payload slots, used in turn by the fragments that carry one: how many this side
+    // wrote and read, and which fragment last wrote each slot (free once consumed).
+    uint64_t payloadsWritten_ = 0;
+    uint64_t payloadsRead_ = 0;
+    std::array<uint64_t, shm::kPayloadSlots> payloadWriter_{};
     std::string peerHost_;
     std::chrono::steady_clock::time_point lastLivenessCheck_{};
     uint32_t idleChecks_ = 0;
