@@ -39,7 +39,7 @@ std::optional<AlgoFamily> familyOf(const std::string& name) {
         {"halving-doubling", AlgoFamily::HalvingDoubling}, {"hierarchical", AlgoFamily::Hierarchical},
         {"bruck", AlgoFamily::Bruck},        {"direct", AlgoFamily::Direct},
         {"recursive-doubling", AlgoFamily::RecursiveDoubling}, {"binomial", AlgoFamily::Binomial},
-        {"auto", AlgoFamily::Auto},
+        {"core-leaders", AlgoFamily::CoreLeaders}, {"auto", AlgoFamily::Auto},
     };
     return lookup(names, name);
 }
@@ -119,6 +119,7 @@ const char* familyName(AlgoFamily f) {
         case AlgoFamily::Direct: return "direct";
         case AlgoFamily::RecursiveDoubling: return "recursive-doubling";
         case AlgoFamily::Binomial: return "binomial";
+        case AlgoFamily::CoreLeaders: return "core-leaders";
     }
     return "?";
 }

@@ -7,7 +7,7 @@
 // level2 (super-pods) is checked and otherwise ignored, as hostccl has no third level.
 // Algorithm names: HCCL's (ring, H-D_R, NHR, NHR_V1, NB, AHC, AHC_BROKE, pipeline,
 // pairwise, fullmesh, null, NA) and hostccl's (ring, halving-doubling, hierarchical,
-// bruck, pairwise, direct, recursive-doubling, binomial, auto).
+// bruck, pairwise, direct, recursive-doubling, binomial, core-leaders, auto).
 #pragma once
 
 #include <array>
@@ -18,7 +18,7 @@
 namespace hostccl {
 
 enum class AlgoFamily : uint8_t {
-    Auto, Ring, HalvingDoubling, Hierarchical, Bruck, Pairwise, Direct, RecursiveDoubling, Binomial
+    Auto, Ring, HalvingDoubling, Hierarchical, Bruck, Pairwise, Direct, RecursiveDoubling, Binomial, CoreLeaders
 };
 
 // The operator classes HCCL_ALGO names (the V forms follow their plain forms).

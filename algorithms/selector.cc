@@ -16,6 +16,7 @@
 #include "algorithms/halving_doubling/phases.h"
 #include "algorithms/halving_doubling/rabenseifner.h"
 #include "algorithms/halving_doubling/scatter_allgather_broadcast.h"
+#include "algorithms/hierarchical/core_leaders.h"
 #include "algorithms/hierarchical/hierarchical_allreduce.h"
 #include "algorithms/hierarchical/hierarchical_gathers.h"
 #include "algorithms/halving_doubling/recursive_doubling.h"
@@ -44,6 +45,10 @@ struct Algorithms {
     HierarchicalAllGather hierarchicalAllGather;
     HierarchicalReduceScatter hierarchicalReduceScatter;
     HierarchicalBroadcast hierarchicalBroadcast;
+    CoreLeadersAllReduce coreLeadersAllReduce;
+    CoreLeadersAllGather coreLeadersAllGather;
+    CoreLeadersReduceScatter coreLeadersReduceScatter;
+    CoreLeadersBarrier coreLeadersBarrier;
     RingAllGather ringAllGather;
     RingReduceScatter ringReduceScatter;
     BinomialBroadcast binomialBroadcast;
@@ -115,6 +120,11 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
         case AlgoFamily::Pairwise: return op == AlgoOp::AlltoAll ? &a.pairwiseAlltoAll : nullptr;
         case AlgoFamily::Direct: return directPossible(ctx) ? directFor(ctx.args().type) : nullptr;
         case AlgoFamily::RecursiveDoubling: return op == AlgoOp::AllReduce ? &a.recursiveDoubling : nullptr;
+        case AlgoFamily::CoreLeaders:
+            if (!coreLeadersUsable(ctx)) return nullptr;
+            if (op == AlgoOp::AllReduce) return &a.coreLeadersAllReduce;
+            if (op == AlgoOp::AllGather) return &a.coreLeadersAllGather;
+            return op == AlgoOp::ReduceScatter ? &a.coreLeadersReduceScatter : nullptr;
         case AlgoFamily::Binomial:
             if (op == AlgoOp::Broadcast) return &a.binomialBroadcast;
             return op == AlgoOp::Reduce ? &a.binomialReduce : nullptr;
@@ -124,9 +134,9 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
 
 // Once per process and (op, family): the override cannot be honoured for this op.
 void noteUnhonoured(const Context& ctx, AlgoFamily family) {
-    static std::atomic<uint64_t> told{0};
-    const uint64_t bit = uint64_t(1) << (size_t(algoOpOf(ctx.args().type)) * 9 + size_t(family));
-    if (told.fetch_or(bit) & bit) return;
+    static std::array<std::atomic<uint32_t>, kAlgoOps + 1> told{};
+    const uint32_t bit = uint32_t(1) << size_t(family);
+    if (told[size_t(algoOpOf(ctx.args().type))].fetch_or(bit) & bit) return;
     log::warn("HCCL_ALGO asks for {} for {}, which hostccl cannot run for this call (no such algorithm for the "
               "operator, all-to-all-v blocks not equal on every rank, or, for direct, ranks on several hosts); using the "
               "adaptive choice (reported once)",
@@ -188,13 +198,16 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
     switch (op) {
         case AlgoOp::AllReduce:
             return {{&a.recursiveDoubling, always}, {&a.ringAllReduce, always}, {&a.rabenseifner, always},
-                    {&a.hierarchicalAllReduce, severalHosts}, {&a.directAllReduce, directUsable}};
+                    {&a.hierarchicalAllReduce, severalHosts}, {&a.coreLeadersAllReduce, coreLeadersUsable, coreLeadersWeighed},
+                    {&a.directAllReduce, directUsable}};
         case AlgoOp::AllGather:
             return {{&a.ringAllGather, always}, {&a.doublingAllGather, always}, {&a.bruckAllGather, equalBlocks},
-                    {&a.hierarchicalAllGather, severalHosts}, {&a.directAllGather, directUsable}};
+                    {&a.hierarchicalAllGather, severalHosts}, {&a.coreLeadersAllGather, coreLeadersUsable, coreLeadersWeighed},
+                    {&a.directAllGather, directUsable}};
         case AlgoOp::ReduceScatter:
             return {{&a.ringReduceScatter, always}, {&a.halvingReduceScatter, always},
-                    {&a.hierarchicalReduceScatter, severalHosts}, {&a.directReduceScatter, directUsable}};
+                    {&a.hierarchicalReduceScatter, severalHosts},
+                    {&a.coreLeadersReduceScatter, coreLeadersUsable, coreLeadersWeighed}, {&a.directReduceScatter, directUsable}};
         case AlgoOp::Broadcast:
             return {{&a.binomialBroadcast, always}, {&a.scatterAllGatherBroadcast, always},
                     {&a.hierarchicalBroadcast, severalHosts}, {&a.directBroadcast, directUsable}};
@@ -218,15 +231,18 @@ const std::vector<Candidate>& candidatesFor(AlgoOp op) {
     return (*table)[size_t(op)];
 }
 
-// The algorithm of ops with no alternative.
-const Algorithm& soleAlgorithm(CollType t) {
+// The algorithm of ops with no alternative weighed by size (the barrier moves nothing:
+// on crowded cores the leaders' one is the fewer thread switches).
+const Algorithm& soleAlgorithm(const Context& ctx) {
     const Algorithms& a = all();
-    switch (t) {
+    switch (ctx.args().type) {
         case CollType::Scatter: return a.linearScatter;
         case CollType::Send:
         case CollType::Recv:
         case CollType::BatchSendRecv: return a.p2p;
-        default: return a.barrier;
+        default:
+            return coreLeadersUsable(ctx) && coreLeadersWeighed(ctx) ? static_cast<const Algorithm&>(a.coreLeadersBarrier)
+                                                                   : a.barrier;
     }
 }
 }  // namespace
@@ -297,7 +313,7 @@ const Algorithm& alltoallOfOwnSizes(const Context& ctx) {
 const Algorithm& adaptive(const Context& ctx) {
     const AlgoOp op = algoOpOf(ctx.args().type);
     const std::vector<Candidate>& cands = candidatesFor(op);
-    if (cands.empty()) return soleAlgorithm(ctx.args().type);
+    if (cands.empty()) return soleAlgorithm(ctx);
     if (!ctx.sizesAgreed()) return alltoallOfOwnSizes(ctx);
     const uint64_t bytes = ctx.opBytes();
     if (directMinBytes() >= 0 && directPossible(ctx) && bytes >= uint64_t(directMinBytes()))

@@ -42,6 +42,7 @@ public:
     uint32_t nodes() const { return static_cast<uint32_t>(ranksOf_.size()); }
     uint32_t nodeOf(uint32_t r) const { return nodeOf_[r]; }
     const std::vector<uint32_t>& ranksOn(uint32_t node) const { return ranksOf_[node]; }
+    uint32_t coresOn(uint32_t node) const { return coresOf_[node]; }
     LinkClass classOf(uint32_t a, uint32_t b) const;
     bool inProcess() const { return inProcess_; }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "algorithms/hierarchical/core_groups.h"
 #include "common/process_state.h"
 #include "core/topology/worker_affinity.h"
 #include "hccl/hccl.h"
@@ -116,6 +117,36 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
         EXPECT_EQ(hostccl::workerCpuFor({i, 2 * n, false}), cpus[i % n]) << "rank " << i;
     ScopedEnv off("HOSTCCL_BIND_WORKERS", "0");
     EXPECT_EQ(hostccl::workerCpuFor({0, 2}), -1);
+}
+
+// The core-leaders algorithms group ranks as their stream threads share the cores:
+// each group is the block one core holds, led by its lowest rank.
+TEST(WorkerAffinity, CoreGroupsAreTheBlocksEachCoreHolds) {
+    for (uint32_t cores = 1; cores <= 8; ++cores)
+        for (uint32_t n = cores + 1; n <= 40; ++n) {
+            uint32_t expectedLeader = 0, smallest = n, largest = 0;
+            for (uint32_t g = 0; g < cores; ++g) {
+                const hostccl::CoreGroups groups(n, cores, 0);
+                ASSERT_EQ(groups.leaderOf(g), expectedLeader) << n << " ranks, " << cores << " cores, group " << g;
+                for (uint32_t r = groups.leaderOf(g); r < groups.endOf(g); ++r) {
+                    const hostccl::CoreGroups at(n, cores, r);
+                    ASSERT_EQ(at.mine, g) << n << " ranks, " << cores << " cores, rank " << r;
+                    ASSERT_EQ(at.leader(), groups.leaderOf(g));
+                }
+                smallest = std::min(smallest, groups.sizeOf(g));
+                largest = std::max(largest, groups.sizeOf(g));
+                expectedLeader = groups.endOf(g);
+            }
+            EXPECT_EQ(expectedLeader, n) << "every rank in a group";
+            EXPECT_LE(largest - smallest, 1u) << n << " ranks, " << cores << " cores";
+        }
+    if (!processUnbound()) GTEST_SKIP() << "this process is bound to some of the cores: no placement to compare with";
+    const std::vector<int> cpus = allowedCpus();
+    const uint32_t cores = uint32_t(cpus.size());
+    for (uint32_t n : {cores + 1, 3 * cores, 8 * cores + 3})
+        for (uint32_t r = 0; r < n; ++r)
+            EXPECT_EQ(hostccl::workerCpuFor({r, n}), cpus[hostccl::CoreGroups(n, cores, r).mine])
+                << "rank " << r << " of " << n << ": its group is not the core its stream thread keeps to";
 }
 
 // The first communicator of a device with two or more ranks here decides; a
