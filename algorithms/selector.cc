@@ -48,6 +48,7 @@ struct Algorithms {
     CoreLeadersAllReduce coreLeadersAllReduce;
     CoreLeadersAllGather coreLeadersAllGather;
     CoreLeadersReduceScatter coreLeadersReduceScatter;
+    CoreLeadersAlltoAll coreLeadersAlltoAll;
     CoreLeadersBarrier coreLeadersBarrier;
     RingAllGather ringAllGather;
     RingReduceScatter ringReduceScatter;
@@ -124,6 +125,7 @@ const Algorithm* forced(const Context& ctx, AlgoFamily family) {
             if (!coreLeadersUsable(ctx)) return nullptr;
             if (op == AlgoOp::AllReduce) return &a.coreLeadersAllReduce;
             if (op == AlgoOp::AllGather) return &a.coreLeadersAllGather;
+            if (op == AlgoOp::AlltoAll) return &a.coreLeadersAlltoAll;
             return op == AlgoOp::ReduceScatter ? &a.coreLeadersReduceScatter : nullptr;
         case AlgoFamily::Binomial:
             if (op == AlgoOp::Broadcast) return &a.binomialBroadcast;
@@ -216,6 +218,7 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
         case AlgoOp::AlltoAll:
             return {{&a.pairwiseAlltoAll, pairwiseAffordable},
                     {&a.bruckAlltoAll, equalBlocks, bruckAlltoAllWeighed},
+                    {&a.coreLeadersAlltoAll, coreLeadersUsable, coreLeadersWeighed},
                     {&a.directAlltoAll, directUsable}};
         default: return {};
     }

@@ -69,7 +69,7 @@ const std::vector<Forced>& forcedAlgorithms() {
         // Ranks outnumbering the cores only (the third instantiation below); the barrier
         // takes it by itself there.
         {"core_leaders", "level0:NA;level1:core-leaders", "core-leaders",
-         {"AllReduce", "AllGather", "ReduceScatter", "Barrier"}},
+         {"AllReduce", "AllGather", "ReduceScatter", "AlltoAll", "Barrier"}},
     };
     return f;
 }

@@ -67,8 +67,10 @@ Linear amongLeaders(const CostModel& model, double share) {
 }  // namespace
 
 bool coreLeadersUsable(const Context& ctx) {
-    const CollType t = ctx.args().type;
-    return crowdedOnOneHost(ctx) && t != CollType::AllGatherV && t != CollType::ReduceScatterV;
+    const CollArgs& a = ctx.args();
+    const bool packed = a.type == CollType::AlltoAll || (a.type == CollType::AlltoAllV && a.equalEverywhere);
+    if (algoOpOf(a.type) == AlgoOp::AlltoAll && !packed) return false;
+    return crowdedOnOneHost(ctx) && a.type != CollType::AllGatherV && a.type != CollType::ReduceScatterV;
 }
 
 bool coreLeadersWeighed(const Context& ctx) {
@@ -167,6 +169,52 @@ Linear CoreLeadersReduceScatter::cost(const CostModel& model) const {
     const double n = model.ranks(), most = largestGroup(model);
     return gatherOnLeaders(model, 1.0) + (most - 1) * model.reduce(1.0) + amongLeaders(model, most / n) +
            gatherOnLeaders(model, 1.0 / n);
+}
+
+HcclResult CoreLeadersAlltoAll::run(Context& ctx) const {
+    const CollArgs& a = ctx.args();
+    const uint32_t n = ctx.size(), me = ctx.rank();
+    const size_t block = (a.sendCounts.empty() ? 0 : a.sendCounts[0]) * ctx.elemSize(), whole = n * block;
+    const char* in = static_cast<const char*>(a.sendBuf);
+    char* out = static_cast<char*>(a.recvBuf);
+    const CoreGroups g = coreGroupsOf(ctx);
+    if (g.leader() != me) return memberExchange(ctx, g, in, whole, out, whole);
+    const Members m = membersOf(g);
+    const uint32_t first = g.leader(), ours = g.sizeOf(g.mine);
+    // Every send buffer of the group (the leader's copied: in place it is also the
+    // receive buffer), then from each rank s of another group the blocks s sends ours,
+    // at s's place, then what each member receives.
+    char* sent = ctx.scratch(whole * ours + size_t(n) * ours * block + whole * (ours - 1));
+    char* arrived = sent + whole * ours;
+    char* results = arrived + size_t(n) * ours * block;
+    ctx.copy(sent, in, whole);
+    for (uint32_t r = m.first; r < m.end; ++r) ctx.recv(r, sent + (r - first) * whole, whole);
+    HOSTCCL_CHECK(ctx.waitAll());
+    for (uint32_t k = 0; k < g.cores; ++k) {
+        if (k == g.mine) continue;
+        for (uint32_t s = first; s < first + ours; ++s)  // what s sends group k: contiguous
+            ctx.send(g.leaderOf(k), sent + (s - first) * whole + g.leaderOf(k) * block, g.sizeOf(k) * block);
+        for (uint32_t s = g.leaderOf(k); s < g.endOf(k); ++s) ctx.recv(g.leaderOf(k), arrived + s * ours * block, ours * block);
+    }
+    HOSTCCL_CHECK(ctx.waitAll());
+    // Rank d's result: from s in this group, s's block for d; from any other s, what arrived.
+    for (uint32_t d = first; d < first + ours; ++d) {
+        char* result = d == me ? out : results + (d - first - 1) * whole;
+        for (uint32_t s = 0; s < n; ++s) {
+            const bool local = s >= first && s < first + ours;
+            const char* from = local ? sent + (s - first) * whole + d * block : arrived + (s * ours + d - first) * block;
+            ctx.copy(result + s * block, from, block);
+        }
+        if (d != me) ctx.send(d, result, whole);
+    }
+    return ctx.waitAll();
+}
+
+// opBytes is one rank's whole input: all of it in, the other groups' parts across (a
+// message per sending rank), all of it out.
+Linear CoreLeadersAlltoAll::cost(const CostModel& model) const {
+    const double n = model.ranks(), most = largestGroup(model);
+    return 2.0 * gatherOnLeaders(model, 1.0) + most * amongLeaders(model, most / n) + model.copy(most);
 }
 
 HcclResult CoreLeadersBarrier::run(Context& ctx) const {
