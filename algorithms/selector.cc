@@ -200,16 +200,19 @@ std::vector<Candidate> listCandidates(AlgoOp op) {
     switch (op) {
         case AlgoOp::AllReduce:
             return {{&a.recursiveDoubling, always}, {&a.ringAllReduce, always}, {&a.rabenseifner, always},
-                    {&a.hierarchicalAllReduce, severalHosts}, {&a.coreLeadersAllReduce, coreLeadersUsable, coreLeadersWeighed},
+                    {&a.hierarchicalAllReduce, severalHosts},
+                    {&a.coreLeadersAllReduce, coreLeadersUsable, coreLeadersWeighed},
                     {&a.directAllReduce, directUsable}};
         case AlgoOp::AllGather:
             return {{&a.ringAllGather, always}, {&a.doublingAllGather, always}, {&a.bruckAllGather, equalBlocks},
-                    {&a.hierarchicalAllGather, severalHosts}, {&a.coreLeadersAllGather, coreLeadersUsable, coreLeadersWeighed},
+                    {&a.hierarchicalAllGather, severalHosts},
+                    {&a.coreLeadersAllGather, coreLeadersUsable, coreLeadersWeighed},
                     {&a.directAllGather, directUsable}};
         case AlgoOp::ReduceScatter:
             return {{&a.ringReduceScatter, always}, {&a.halvingReduceScatter, always},
                     {&a.hierarchicalReduceScatter, severalHosts},
-                    {&a.coreLeadersReduceScatter, coreLeadersUsable, coreLeadersWeighed}, {&a.directReduceScatter, directUsable}};
+                    {&a.coreLeadersReduceScatter, coreLeadersUsable, coreLeadersWeighed},
+                    {&a.directReduceScatter, directUsable}};
         case AlgoOp::Broadcast:
             return {{&a.binomialBroadcast, always}, {&a.scatterAllGatherBroadcast, always},
                     {&a.hierarchicalBroadcast, severalHosts}, {&a.directBroadcast, directUsable}};
@@ -244,8 +247,8 @@ const Algorithm& soleAlgorithm(const Context& ctx) {
         case CollType::Recv:
         case CollType::BatchSendRecv: return a.p2p;
         default:
-            return coreLeadersUsable(ctx) && coreLeadersWeighed(ctx) ? static_cast<const Algorithm&>(a.coreLeadersBarrier)
-                                                                   : a.barrier;
+            if (coreLeadersUsable(ctx) && coreLeadersWeighed(ctx)) return a.coreLeadersBarrier;
+            return a.barrier;
     }
 }
 }  // namespace

@@ -83,7 +83,8 @@ TEST_P(ForcedAlgorithm, ExactResultsOnEveryRank) {
     const Forced& f = forcedAlgorithms()[index];
     const uint32_t cores = std::thread::hardware_concurrency();
     if (std::string(f.label) == "core_leaders" && n <= cores)
-        GTEST_SKIP() << "core-leaders needs more ranks than the machine's " << cores << " cores; " << n << " do not crowd it";
+        GTEST_SKIP() << "core-leaders needs more ranks than the machine's " << cores << " cores; " << n
+                     << " do not crowd it";
     // Each ctest entry is its own process, so the variable reaches only this world.
     ASSERT_EQ(setenv("HCCL_ALGO", f.hcclAlgo, 1), 0);
     if (*f.hostIds != '\0') {

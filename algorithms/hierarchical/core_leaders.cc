@@ -194,7 +194,8 @@ HcclResult CoreLeadersAlltoAll::run(Context& ctx) const {
         if (k == g.mine) continue;
         for (uint32_t s = first; s < first + ours; ++s)  // what s sends group k: contiguous
             ctx.send(g.leaderOf(k), sent + (s - first) * whole + g.leaderOf(k) * block, g.sizeOf(k) * block);
-        for (uint32_t s = g.leaderOf(k); s < g.endOf(k); ++s) ctx.recv(g.leaderOf(k), arrived + s * ours * block, ours * block);
+        for (uint32_t s = g.leaderOf(k); s < g.endOf(k); ++s)
+            ctx.recv(g.leaderOf(k), arrived + s * ours * block, ours * block);
     }
     HOSTCCL_CHECK(ctx.waitAll());
     // Rank d's result: from s in this group, s's block for d; from any other s, what arrived.
@@ -202,7 +203,8 @@ HcclResult CoreLeadersAlltoAll::run(Context& ctx) const {
         char* result = d == me ? out : results + (d - first - 1) * whole;
         for (uint32_t s = 0; s < n; ++s) {
             const bool local = s >= first && s < first + ours;
-            const char* from = local ? sent + (s - first) * whole + d * block : arrived + (s * ours + d - first) * block;
+            const char* from =
+                local ? sent + (s - first) * whole + d * block : arrived + (s * ours + d - first) * block;
             ctx.copy(result + s * block, from, block);
         }
         if (d != me) ctx.send(d, result, whole);

@@ -213,7 +213,8 @@ namespace {
 struct MessageRun {
     std::vector<std::vector<char>> src, dst;
     std::vector<Transfer> sends, recvs;
-    MessageRun(InProcessPair& pair, const std::vector<size_t>& sizes, size_t count) : src(count), dst(count), sends(count), recvs(count) {
+    MessageRun(InProcessPair& pair, const std::vector<size_t>& sizes, size_t count)
+        : src(count), dst(count), sends(count), recvs(count) {
         for (size_t m = 0; m < count; ++m) {
             const size_t bytes = sizes[m % sizes.size()];
             src[m].resize(bytes);
@@ -274,7 +275,8 @@ TEST(ShmLinkSlots, PayloadSlotsComeRoundInTheOrderSent) {
         pair.a->progress();
     }
     for (size_t m = 0; m < run.recvs.size(); ++m) {
-        ASSERT_TRUE(run.recvs[m].complete && run.sends[m].complete) << "message " << m << ": " << run.recvs[m].errorText;
+        ASSERT_TRUE(run.recvs[m].complete && run.sends[m].complete)
+            << "message " << m << ": " << run.recvs[m].errorText;
         EXPECT_EQ(run.dst[m], run.src[m]) << "message " << m;
     }
     // Single-copy descriptors (200000 bytes) take payload slots too.
@@ -285,7 +287,8 @@ TEST(ShmLinkSlots, PayloadSlotsComeRoundInTheOrderSent) {
         pair.a->progress();
     }
     for (size_t m = 0; m < mixed.recvs.size(); ++m) {
-        ASSERT_TRUE(mixed.recvs[m].complete && mixed.sends[m].complete) << "message " << m << ": " << mixed.recvs[m].errorText;
+        ASSERT_TRUE(mixed.recvs[m].complete && mixed.sends[m].complete)
+            << "message " << m << ": " << mixed.recvs[m].errorText;
         EXPECT_EQ(mixed.dst[m], mixed.src[m]) << "message " << m;
     }
 }

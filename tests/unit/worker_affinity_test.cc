@@ -110,7 +110,8 @@ TEST(WorkerAffinity, SpreadsRanksOverTheCoresInRankOrder) {
         last = int(core);
         perCore[core]++;
     }
-    for (uint32_t c = 0; c < n; ++c) EXPECT_TRUE(perCore[c] == 2 || perCore[c] == 3) << "core " << c << ": " << perCore[c];
+    for (uint32_t c = 0; c < n; ++c)
+        EXPECT_TRUE(perCore[c] == 2 || perCore[c] == 3) << "core " << c << ": " << perCore[c];
     // Hosts emulated on this machine: round robin, so each host's ranks spread over the
     // cores as on a real host (two hosts of n ranks: each host's ranks one per core).
     for (uint32_t i = 0; i < 2 * n; ++i)
