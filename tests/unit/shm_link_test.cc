@@ -233,6 +233,21 @@ struct MessageRun {
         while (n < sends.size() && sends[n].complete) ++n;
         return n;
     }
+    // Posts every receive and progresses both ends until the last arrives (or a bound).
+    void receiveAll(InProcessPair& pair) {
+        for (Transfer& r : recvs) pair.b->post(&r);
+        for (int i = 0; i < 100000 && !recvs.back().complete; ++i) {
+            pair.b->progress();
+            pair.a->progress();
+        }
+    }
+    // Every message sent, received, and exact.
+    void expectAllExact() const {
+        for (size_t m = 0; m < recvs.size(); ++m) {
+            ASSERT_TRUE(recvs[m].complete && sends[m].complete) << "message " << m << ": " << recvs[m].errorText;
+            EXPECT_EQ(dst[m], src[m]) << "message " << m;
+        }
+    }
 };
 }  // namespace
 
@@ -246,15 +261,8 @@ TEST(ShmLinkSlots, ASenderRunsAheadByEveryHeaderSlot) {
     MessageRun run(pair, {8}, kSlots + 1);
     for (int i = 0; i < 100; ++i) pair.a->progress();
     EXPECT_EQ(run.sendsComplete(), kSlots) << "inline messages take a header slot each, and nothing else";
-    for (Transfer& r : run.recvs) pair.b->post(&r);
-    for (int i = 0; i < 1000 && !run.recvs.back().complete; ++i) {
-        pair.b->progress();
-        pair.a->progress();
-    }
-    for (size_t m = 0; m < run.recvs.size(); ++m) {
-        ASSERT_TRUE(run.recvs[m].complete) << "message " << m << ": " << run.recvs[m].errorText;
-        EXPECT_EQ(run.dst[m], run.src[m]) << "message " << m;
-    }
+    run.receiveAll(pair);
+    run.expectAllExact();
 }
 
 // Messages over 16 bytes also take a payload slot, of which there are fewer: the
@@ -269,26 +277,10 @@ TEST(ShmLinkSlots, PayloadSlotsComeRoundInTheOrderSent) {
     for (int i = 0; i < 100; ++i) pair.a->progress();
     // Payloads 1-8 are messages 1, 3, 4, 6, 8, 9, 11, 13; message 14 waits for a ninth.
     EXPECT_EQ(run.sendsComplete(), 14u);
-    for (Transfer& r : run.recvs) pair.b->post(&r);
-    for (int i = 0; i < 100000 && !run.recvs.back().complete; ++i) {
-        pair.b->progress();
-        pair.a->progress();
-    }
-    for (size_t m = 0; m < run.recvs.size(); ++m) {
-        ASSERT_TRUE(run.recvs[m].complete && run.sends[m].complete)
-            << "message " << m << ": " << run.recvs[m].errorText;
-        EXPECT_EQ(run.dst[m], run.src[m]) << "message " << m;
-    }
+    run.receiveAll(pair);
+    run.expectAllExact();
     // Single-copy descriptors (200000 bytes) take payload slots too.
     MessageRun mixed(pair, {8, 200000, 1000, 17, 0, 65535}, 100);
-    for (Transfer& r : mixed.recvs) pair.b->post(&r);
-    for (int i = 0; i < 100000 && !mixed.recvs.back().complete; ++i) {
-        pair.b->progress();
-        pair.a->progress();
-    }
-    for (size_t m = 0; m < mixed.recvs.size(); ++m) {
-        ASSERT_TRUE(mixed.recvs[m].complete && mixed.sends[m].complete)
-            << "message " << m << ": " << mixed.recvs[m].errorText;
-        EXPECT_EQ(mixed.dst[m], mixed.src[m]) << "message " << m;
-    }
+    mixed.receiveAll(pair);
+    mixed.expectAllExact();
 }
