@@ -35,7 +35,8 @@ CostModel::Partner leadersAcrossBit(const CostModel& model, uint32_t mask) {
         const CoreGroups g = coreGroupsOf(model, r);
         if (g.leader() != r) return CostModel::kNone;
         const Fold f(g.cores, g.mine);
-        return f.sitsOut() ? CostModel::kNone : g.leaderOf(f.realRank(f.virtualRank() ^ mask));
+        if (f.sitsOut() || mask >= f.p2) return CostModel::kNone;  // one leader: nobody across
+        return g.leaderOf(f.realRank(f.virtualRank() ^ mask));
     };
 }
 

@@ -62,7 +62,8 @@ Linear gatherOnLeaders(const CostModel& model, double share) {
 // Every leader sends every other leader `share` of the op's bytes.
 Linear amongLeaders(const CostModel& model, double share) {
     const uint32_t leaders = coreGroupsOf(model, 0).cores;
-    return double(leaders > 1 ? leaders - 1 : 0) * model.step(leadersAcrossBit(model, 1), share);
+    if (leaders < 2) return {};
+    return double(leaders - 1) * model.step(leadersAcrossBit(model, 1), share);
 }
 }  // namespace
 
