@@ -148,9 +148,15 @@ if mpi_home=$(bash "$src/scripts/mpi-home.sh" openmpi "$dir/mpi-openmpi" 2>/dev/
     # shellcheck disable=SC1091
     (source "$prefix/set_env.sh" && make -s -C "$src/tests/hccl_style" ASCEND_HOME_PATH="$prefix" MPI_HOME="$mpi_home" OUT="$dir/hccl-program") ||
         failed "building the HCCL program"
+    # MPI only carries the root info and a few barriers here. Debian's Open MPI 4.1 keeps
+    # its shared-memory (vader) segments in /dev/shm, which the namespace hosts share, and
+    # one run in seven lost a peer's segment at MPI_Init ("A system call failed during
+    # shared memory initialization ... open(2) No such file or directory") and then
+    # segfaulted in that process: its own transport is kept to TCP.
     for family in group vmm; do
         started=$(date +%s.%N)
-        out=$(source "$prefix/set_env.sh" && timeout 120 "${srun_8[@]}" --mpi=pmix "$dir/hccl-program/hccl_style_test" $family "$dir/hccl-program" 2>&1)
+        out=$(source "$prefix/set_env.sh" && export OMPI_MCA_btl=self,tcp &&
+              timeout 120 "${srun_8[@]}" --mpi=pmix "$dir/hccl-program/hccl_style_test" $family "$dir/hccl-program" 2>&1)
         if grep -q "^$family on 8 ranks: ok$" <<<"$out"; then
             echo "srun --mpi=pmix, an HCCL program ($family, root info over MPI): ok ($(seconds_since "$started"))"
         else
