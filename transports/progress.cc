@@ -20,9 +20,13 @@ constexpr int kSpinRounds = 64;    // fresh data usually arrives within a few mi
 constexpr int kYieldRounds = 256;
 // With more ranks than cores a spinning rank burns the time slice the rank it waits
 // for needs (measured: 4 ranks on 2 cores spent 7 us of CPU per 8-byte allreduce
-// spinning and yielding). There: no spinning, a few yields, then sleep.
+// spinning and yielding). There: no spinning, some yields, then sleep. With 8 yields a
+// mid-sized op's waiters slept and woke each other in some runs and not in others
+// (4 ranks on 2 cores, 128 KiB reduce-scatter: 14-138 us per op between runs; 22-24
+// with 32, and 8 ranks' 512 KiB allreduce 350-570 -> 230-375); 8-byte ops move within
+// their run-to-run spread, and 64 yields gained nothing over 32.
 constexpr int kCrowdedSpinRounds = 0;
-constexpr int kCrowdedYieldRounds = 8;
+constexpr int kCrowdedYieldRounds = 32;
 // A message part-way through a socket with this much left waits in poll at once.
 constexpr size_t kKernelPacedBytes = size_t(256) << 10;
 constexpr auto kMinSleep = std::chrono::microseconds(20);
@@ -225,7 +229,9 @@ private:
     const std::vector<Transfer*>& transfers_;
     bool any_ = false;
     std::vector<uint8_t> state_;
-    std::array<uint64_t, 64> starts_{};  // transfers beyond 64 in one wait are not timed
+    // Written when a receive starts and read only after, so left unset: a wait that times
+    // nothing (every small op's) does not clear 512 bytes. Transfers beyond 64 are not timed.
+    std::array<uint64_t, 64> starts_;
 };
 
 bool started(const Transfer* t) { return t->complete || t->moved > 0 || t->headerDone; }
