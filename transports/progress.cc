@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/fast_tls.h"
+#include "transports/yield_costs.h"
 
 namespace hostccl::transport {
 
@@ -32,6 +33,15 @@ constexpr size_t kKernelPacedBytes = size_t(256) << 10;
 constexpr auto kMinSleep = std::chrono::microseconds(20);
 constexpr auto kMaxSleep = std::chrono::microseconds(500);
 
+uint64_t steadyNs() {
+    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count());
+}
+
+// Per thread: its yields are timed where every rank has a core (transports/yield_costs.h).
+HOSTCCL_FAST_TLS thread_local YieldCosts tYieldCosts;
+
 // The links of the transfers, each once (computed once per wait: the spin loop
 // must not allocate).
 void linksOf(const std::vector<Transfer*>& transfers, std::vector<Link*>* links) {
@@ -55,10 +65,12 @@ class Idler {
 public:
     explicit Idler(bool crowded)
         : spinRounds_(crowded ? kCrowdedSpinRounds : kSpinRounds),
-          yieldRounds_(crowded ? kCrowdedYieldRounds : kYieldRounds) {}
+          yieldRounds_(crowded ? kCrowdedYieldRounds : kYieldRounds),
+          timesYields_(!crowded) {}
     void reset() {
         rounds_ = 0;
         sleep_ = kMinSleep;
+        lastYieldEndNs_ = 0;
     }
     // Clock reads cost as much as a spin round: check deadlines only once spinning is over.
     bool pastSpinning() const { return rounds_ > spinRounds_; }
@@ -82,8 +94,8 @@ public:
             return;
         }
         if (rounds_ <= spinRounds_ + yieldRounds_) {
-            std::this_thread::yield();
-            return;
+            if (yieldUnlessCostly()) return;
+            rounds_ = spinRounds_ + yieldRounds_ + 1;  // sleeps from here on
         }
         if (sleepOnDoorbells(links, stamps, transfers, deadline, stampsRead)) return;
         std::vector<pollfd> fds;
@@ -99,6 +111,22 @@ public:
     }
 
 private:
+    // Yields, timing the yield where every rank has a core (YieldCosts); false, without
+    // yielding, while this thread's yields are known to be costly. With more ranks than
+    // cores a yield runs the ranks sharing the core, for as long as their work takes.
+    bool yieldUnlessCostly() {
+        if (!timesYields_) {
+            std::this_thread::yield();
+            return true;
+        }
+        const uint64_t before = lastYieldEndNs_ != 0 ? lastYieldEndNs_ : steadyNs();
+        if (!tYieldCosts.yieldsPay(before)) return false;
+        std::this_thread::yield();
+        lastYieldEndNs_ = steadyNs();
+        tYieldCosts.yielded(lastYieldEndNs_ - before, lastYieldEndNs_);
+        return true;
+    }
+
     // Every unfinished transfer is on a link the kernel paces, and one of them is
     // part-way through a message with at least kKernelPacedBytes left: that moves at
     // the socket's pace, so spinning and yielding would only take the cores the
@@ -145,7 +173,9 @@ private:
 
     const int spinRounds_;
     const int yieldRounds_;
+    const bool timesYields_;
     int rounds_ = 0;
+    uint64_t lastYieldEndNs_ = 0;  // 0: no yield yet in this wait (the spinning between takes nanoseconds)
     std::chrono::microseconds sleep_ = kMinSleep;
 };
 }  // namespace
@@ -184,12 +214,6 @@ void awaitCause(const CommFailure* failure) {
 }  // namespace
 
 namespace {
-uint64_t steadyNs() {
-    return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now().time_since_epoch())
-                        .count());
-}
-
 // Bulk receives on network links are timed from their first byte to their last
 // (LinkCounters::timedBytes): what a link achieves, apart from waiting for the peer.
 class BulkTimer {
